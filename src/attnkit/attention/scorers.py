@@ -21,6 +21,9 @@ SCORERS: Registry[Scorer] = Registry("scorer")
 class Scorer(nn.Module):
     """Base class. Subclasses implement ``score``; ``forward`` validates shapes first."""
 
+    #: True when queries and keys must have the same width (no learned projection between them).
+    needs_equal_sizes = False
+
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
         self.query_size = query_size
@@ -51,6 +54,8 @@ class DotScorer(Scorer):
 
     Parameter-free and fastest; needs Dq == Dk. Use when query and key spaces are already shared.
     """
+
+    needs_equal_sizes = True
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__(query_size, key_size)

@@ -1,0 +1,60 @@
+"""``attnkit train CONFIG [--set key=value ...] [--resume]``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import torch
+
+
+def add_parser(sub: Any, name: str) -> None:
+    p = sub.add_parser(name, help="train a model from a YAML config")
+    p.add_argument("config", help="YAML experiment file (see configs/)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config field, e.g. --set training.max_minutes=25")
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in out_dir")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.time()
+    from ..models import build_model
+    from ..training import distributed as dist
+    from ..training.checkpoint import latest_checkpoint, load_checkpoint
+    from ..training.config import load_config
+    from ..training.trainer import Trainer
+
+    config = load_config(args.config, args.overrides)
+    torch.set_num_threads(config.training.threads)
+    torch.manual_seed(config.training.seed)
+    dist.init_from_env()
+    out_dir = config.training.out_dir
+    previous = latest_checkpoint(__import__("pathlib").Path(out_dir)) if args.resume else None
+    if args.resume and previous is None:
+        raise ValueError(f"--resume: no checkpoint in {out_dir}")
+    task = _make_task(config, load_checkpoint(previous) if previous else None)
+    model = build_model(config.model, task.vocab_size, num_classes=getattr(task, "num_classes", 5),
+                        target_ids=getattr(task, "target_ids", None))
+    trainer = Trainer(config, model, task, started=started)
+    if previous is not None:
+        trainer.resume(previous)
+    n_params = sum(p.numel() for p in model.parameters())
+    trainer.log(f"{config.name}: {config.model.name} model, {n_params:,} parameters, out_dir {out_dir}")
+    trainer.train()
+    dist.shutdown()
+    return 0
+
+
+def _make_task(config: Any, checkpoint: dict[str, Any] | None) -> Any:
+    if config.task == "classification":
+        from ..training.classification import ClassificationTask
+
+        return ClassificationTask(config, checkpoint)
+    from ..data.tokenizer import SubwordTokenizer
+    from ..training.translation import TranslationTask
+
+    tokenizer = SubwordTokenizer(checkpoint["tokenizer"]) if checkpoint else None
+    target_ids = checkpoint["target_ids"] if checkpoint else None
+    return TranslationTask(config, tokenizer, target_ids, log=lambda m: print(f"[attnkit] {m}", flush=True))

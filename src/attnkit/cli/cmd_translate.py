@@ -1,0 +1,49 @@
+"""``attnkit translate [TEXT ...]``: translate arguments or stdin lines, with attention."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(sub: Any, name: str) -> None:
+    p = sub.add_parser(name, help="translate English sentences to French (default: the shipped model)")
+    p.add_argument("text", nargs="*", help="sentences to translate; read from stdin, one per line, when none")
+    p.add_argument("--model", default=None, help="checkpoint path or shipped model name (see `attnkit list`)")
+    p.add_argument("--beam", type=int, default=5, help="beam size; 1 = greedy (default 5)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--n-best", type=int, default=1, help="also return the next best hypotheses (JSON)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per line, attention included")
+    p.add_argument("--plot", metavar="FILE", help="draw the attention of the first sentence (.png/.svg/.pdf)")
+    p.add_argument("--values", action="store_true", help="write the weight in each heatmap cell")
+    p.add_argument("--words", action="store_true", help="plot word-level attention (subwords merged)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..api import load_translator
+
+    if args.beam < 1 or args.batch_size < 1:
+        raise ValueError("--beam and --batch-size must be >= 1")
+    lines = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin]
+    if not lines:
+        raise ValueError("no input: give sentences as arguments or on stdin")
+    translator = load_translator(args.model)
+    results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
+    for r in results:
+        print(json.dumps(r.to_json(), ensure_ascii=False) if args.json else r.translation)
+    if args.plot:
+        _plot(args, translator, results)
+    return 0
+
+
+def _plot(args: argparse.Namespace, translator: Any, results: list[Any]) -> None:
+    from ..visualization.heatmap import plot_translation
+
+    first = next((r for r in results if r.translation), None)
+    if first is None:
+        raise ValueError("--plot: nothing was translated")
+    plot_translation(first, args.plot, values=args.values, words=args.words, model=translator)
+    print(f"attention plot written to {args.plot}", file=sys.stderr)

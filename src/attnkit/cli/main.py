@@ -1,0 +1,45 @@
+"""``attnkit`` entry point. Exit codes: 0 success, 2 usage or input error, 1 unexpected failure."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import cmd_train, cmd_translate
+
+COMMANDS = {
+    "translate": cmd_translate,
+    "train": cmd_train,
+}
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed without a traceback, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="attnkit", description="Attention in sequence models, made real.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        module.add_parser(sub, name)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (ValueError, FileNotFoundError, UsageError, IsADirectoryError, PermissionError) as exc:
+        print(f"attnkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"attnkit {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    sys.exit(main())

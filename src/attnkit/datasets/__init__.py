@@ -1,0 +1,25 @@
+"""Data shipped inside the package (compressed, with attribution), so nothing is downloaded.
+
+- ``tatoeba_eng_fra/``: the canonical English-French train/dev/test split of the Tatoeba
+  sentence pairs (www.manythings.org/anki and tatoeba.org, CC BY 2.0 FR; see ABOUT-manythings.txt
+  and SOURCE.md there).
+- ``reviews/``: women's clothing reviews with 1-5 star labels (Kaggle, CC0), split for HAN.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+PARALLEL = {"tatoeba-eng-fra": ("tatoeba_eng_fra", "en", "fr")}
+
+
+def parallel_split(name: str, split: str) -> tuple[Path, Path]:
+    """Paths of a shipped parallel split: ``(src.gz, tgt.gz)``. Unknown names list the valid ones."""
+    if name not in PARALLEL:
+        raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(PARALLEL))}")
+    if split not in ("train", "dev", "test"):
+        raise ValueError(f"unknown split {split!r}; valid: dev, test, train")
+    folder, src, tgt = PARALLEL[name]
+    return ROOT / folder / f"{split}.{src}.gz", ROOT / folder / f"{split}.{tgt}.gz"

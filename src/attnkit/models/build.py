@@ -1,0 +1,35 @@
+"""One place that shows the wiring: config -> model."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from torch import nn
+
+from ..training.config import ModelConfig
+
+MODELS = ("han", "rnn", "transformer")
+
+
+def build_model(
+    config: ModelConfig, vocab_size: int, num_classes: int = 5, target_ids: list[int] | None = None
+) -> nn.Module:
+    """Make the model named by ``config.name`` with its section of the config.
+
+    ``target_ids``: the target-side vocabulary of a translation model (see ``TiedOutput``).
+    """
+    if config.name == "rnn":
+        from .rnn_seq2seq import RNNSeq2Seq
+
+        return RNNSeq2Seq(vocab_size, target_ids=target_ids, **dataclasses.asdict(config.rnn))
+    if config.name == "transformer":
+        from .transformer import TransformerSeq2Seq
+
+        return TransformerSeq2Seq(vocab_size, target_ids=target_ids, **dataclasses.asdict(config.transformer))
+    if config.name == "han":
+        from .han import HAN
+
+        han = dataclasses.asdict(config.han)
+        han.pop("class_weighting")
+        return HAN(vocab_size, num_classes=num_classes, **han)
+    raise ValueError(f"unknown model {config.name!r}; valid names: {', '.join(MODELS)}")

@@ -1,0 +1,48 @@
+"""Tied output layer over the target-side vocabulary only.
+
+With a joint source/target subword vocabulary, many pieces never occur on the target side
+(here 2,356 of 8,000 English-only pieces). Scoring only the target pieces makes the largest
+matmul of a small NMT model ~30% cheaper in training; decoding scatters back to the full id space.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+IGNORE = -100
+
+
+class TiedOutput(nn.Module):
+    """Shapes: hidden (..., E) -> logits (..., V_out); ids (..., ) full -> (..., ) output index."""
+
+    def __init__(self, embedding: nn.Embedding, target_ids: list[int] | None = None, tied: bool = True):
+        super().__init__()
+        vocab = embedding.num_embeddings
+        ids = torch.tensor(sorted(set(target_ids)) if target_ids else range(vocab), dtype=torch.long)
+        self.register_buffer("target_ids", ids)
+        lookup = torch.full((vocab,), IGNORE, dtype=torch.long)
+        lookup[ids] = torch.arange(len(ids))
+        self.register_buffer("lookup", lookup, persistent=False)
+        self.embedding = embedding if tied else None
+        self.weight = None if tied else nn.Parameter(torch.randn(len(ids), embedding.embedding_dim) * 0.05)
+        self.vocab = vocab
+
+    def _weight(self) -> Tensor:
+        if self.embedding is not None:
+            return self.embedding.weight.index_select(0, self.target_ids)  # (V_out, E)
+        assert self.weight is not None
+        return self.weight
+
+    def forward(self, hidden: Tensor) -> Tensor:
+        return F.linear(hidden, self._weight())
+
+    def targets(self, ids: Tensor) -> Tensor:
+        """Full-vocabulary target ids -> output indices (IGNORE for pieces outside the set)."""
+        return self.lookup[ids]
+
+    def full_log_probs(self, logits: Tensor) -> Tensor:
+        """logits (B, V_out) -> log-probabilities (B, V) over the full vocabulary, -inf elsewhere."""
+        out = logits.new_full((logits.shape[0], self.vocab), float("-inf"))
+        return out.index_copy_(1, self.target_ids, F.log_softmax(logits, -1))
