@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .data.batching import make_source
+from .data.batching import make_batch, make_source
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer
 from .decoding import beam_search, greedy_search
@@ -104,3 +104,56 @@ class Translator:
             score=best.score,
             alternatives=[self.tokenizer.decode(h.tokens) for h in nbest[1:]],
         )
+
+    @torch.no_grad()
+    def forced_attention(self, sources: Sequence[str], targets: Sequence[str], layer: int | None = None,
+                         heads: Sequence[int] | None = None, batch_size: int = 64) -> list[tuple[list[str], list[str], np.ndarray]]:
+        """Attention while the model is forced to produce the given targets (teacher forcing).
+
+        Returns per pair (source pieces + </s>, target pieces + </s>, attention (T, S)). For a
+        Transformer, ``layer`` and ``heads`` choose which cross-attention maps are averaged
+        (default: the model's ``attention_layer``, all heads); for an RNN they must be None.
+        """
+        if len(sources) != len(targets):
+            raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
+        src_ids = [self._encode(normalize(s)) for s in sources]
+        tgt_ids = [self.tokenizer.encode(normalize(t)) for t in targets]
+        out: list[tuple[list[str], list[str], np.ndarray]] = []
+        for start in range(0, len(sources), batch_size):
+            chunk = range(start, min(start + batch_size, len(sources)))
+            batch = make_batch([src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk])
+            maps = self._maps(batch, layer, heads)  # (B, T, S)
+            for row, i in enumerate(chunk):
+                s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
+                out.append((self.tokenizer.pieces(src_ids[i]) + ["</s>"], self.tokenizer.pieces(tgt_ids[i]) + ["</s>"],
+                            maps[row, :t, :s].numpy()))
+        return out
+
+    def _maps(self, batch: Any, layer: int | None, heads: Sequence[int] | None) -> torch.Tensor:
+        if not hasattr(self.model, "decoder") or not isinstance(self.model.decoder, nn.ModuleList):
+            if layer is not None or heads:
+                raise ValueError("--layer/--heads apply to Transformer models only")
+            return self.model(batch.src, batch.src_mask, batch.tgt_in).attention
+        out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)
+        n_layers = len(out.layer_attention)
+        chosen = self.model.attention_layer if layer is None else layer
+        if not -n_layers <= chosen < n_layers:
+            raise ValueError(f"layer {chosen} out of range: the model has {n_layers} decoder layers")
+        maps = out.layer_attention[chosen]  # (B, H, T, S)
+        if heads:
+            bad = [h for h in heads if not 0 <= h < maps.shape[1]]
+            if bad:
+                raise ValueError(f"heads {bad} out of range 0..{maps.shape[1] - 1}")
+            maps = maps[:, list(heads)]
+        return maps.mean(1)
+
+    def layer_attention(self, result: Translation) -> np.ndarray | None:
+        """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
+        if not hasattr(self.model, "decoder") or not isinstance(self.model.decoder, nn.ModuleList):
+            return None
+        src_ids = self._encode(normalize(result.source))
+        tgt_ids = self.tokenizer.encode(result.translation)
+        batch = make_batch([src_ids], [tgt_ids])
+        with torch.no_grad():
+            out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)
+        return torch.stack([m[0] for m in out.layer_attention]).numpy()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     torch.manual_seed(config.training.seed)
     dist.init_from_env()
     out_dir = config.training.out_dir
-    previous = latest_checkpoint(__import__("pathlib").Path(out_dir)) if args.resume else None
+    previous = latest_checkpoint(Path(out_dir)) if args.resume else None
     if args.resume and previous is None:
         raise ValueError(f"--resume: no checkpoint in {out_dir}")
     task = _make_task(config, load_checkpoint(previous) if previous else None)
@@ -42,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
         trainer.resume(previous)
     n_params = sum(p.numel() for p in model.parameters())
     trainer.log(f"{config.name}: {config.model.name} model, {n_params:,} parameters, out_dir {out_dir}")
-    trainer.train()
+    reason = trainer.train()
     dist.shutdown()
-    return 0
+    return 130 if reason == "interrupted" else 0
 
 
 def _make_task(config: Any, checkpoint: dict[str, Any] | None) -> Any:

@@ -91,7 +91,8 @@ class Trainer:
         return True
 
     # 2. the loop -----------------------------------------------------------------------------
-    def train(self) -> Position:
+    def train(self) -> str:
+        """Train until a stop condition; returns why it stopped (e.g. 'budget', 'interrupted')."""
         previous = signal.signal(signal.SIGINT, self._on_interrupt) if self.rank == 0 else None
         bar = tqdm(total=self.cfg.max_steps or None, initial=self.pos.step, disable=not self.cfg.progress or self.rank,
                    unit="step", dynamic_ncols=True, file=sys.stderr)
@@ -104,7 +105,7 @@ class Trainer:
         if reason in ("budget", "max_steps", "epochs"):
             self.checkpoint(self.validate())
         self.log(f"stopped: {reason} at step {self.pos.step}; best dev score {self.pos.best:.2f}")
-        return self.pos
+        return reason
 
     def _loop(self, bar: tqdm) -> str:
         while self.pos.epoch < self.cfg.max_epochs:

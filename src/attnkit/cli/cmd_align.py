@@ -1,0 +1,92 @@
+"""``attnkit align --model M --src F --tgt F [--gold F]``: word alignments from attention."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(sub: Any, name: str) -> None:
+    from ..evaluation.alignment import METHODS
+
+    p = sub.add_parser(name, help="word alignments from attention under forced decoding (Pharaoh i-j)")
+    p.add_argument("--model", default=None, help="checkpoint or shipped model name (default: shipped)")
+    p.add_argument("--src", required=True, help="source sentences, whitespace-tokenized words")
+    p.add_argument("--tgt", required=True, help="target sentences, line-aligned with --src")
+    p.add_argument("--gold", help="gold links, NAACL format 'SENT SRC TGT S|P' (1-based): print AER")
+    p.add_argument("--method", choices=METHODS, default="argmax")
+    p.add_argument("--threshold", type=float, default=0.3, help="for --method threshold")
+    p.add_argument("--layer", type=int, help="Transformer: decoder layer whose cross-attention is used")
+    p.add_argument("--heads", help="Transformer: comma-separated head indices to average (default all)")
+    p.add_argument("--search", action="store_true",
+                   help="with --gold: print AER for every layer and head (use on a dev/trial set only)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..api import load_translator
+    from ..data.parallel import read_lines
+
+    sources, targets = read_lines(args.src), read_lines(args.tgt)
+    if len(sources) != len(targets):
+        raise ValueError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
+    translator = load_translator(args.model)
+    heads = [int(h) for h in args.heads.split(",")] if args.heads else None
+    if args.search:
+        return _search(args, translator, sources, targets)
+    links = word_links(translator, sources, targets, args.method, args.threshold, args.layer, heads)
+    if args.gold is None:
+        from ..evaluation.alignment import pharaoh
+
+        for sentence in links:
+            print(pharaoh(sentence))
+        return 0
+    score = _score(args.gold, links)
+    report = {"aer": round(score.aer, 4), "precision": round(score.precision, 4), "recall": round(score.recall, 4),
+              "n_sentences": score.n_sentences, "method": args.method, "layer": args.layer, "heads": heads}
+    print(json.dumps(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
+    return 0
+
+
+def word_links(translator: Any, sources: list[str], targets: list[str], method: str, threshold: float,
+               layer: int | None, heads: list[int] | None) -> list[set[tuple[int, int]]]:
+    from ..data.words import aggregate_to_words
+    from ..evaluation.alignment import align
+
+    out = []
+    for (src_p, tgt_p, att), src, tgt in zip(translator.forced_attention(sources, targets, layer, heads),
+                                             sources, targets):
+        words = aggregate_to_words(att, src_p, tgt_p)[:-1, :-1]  # drop </s> row and column
+        if words.shape != (len(tgt.split()), len(src.split())):
+            print(f"warning: word count mismatch in {src[:40]!r}; links may be offset", file=sys.stderr)
+        out.append(align(words, method, threshold))
+    return out
+
+
+def _score(gold: str, links: list[set[tuple[int, int]]]) -> Any:
+    from ..evaluation.alignment import aer, read_naacl
+
+    sure, possible = read_naacl(gold, len(links))
+    return aer(links, sure, possible)
+
+
+def _search(args: argparse.Namespace, translator: Any, sources: list[str], targets: list[str]) -> int:
+    if args.gold is None:
+        raise ValueError("--search needs --gold")
+    n_layers = len(getattr(translator.model, "decoder", []))
+    if not n_layers:
+        raise ValueError("--search applies to Transformer models only")
+    n_heads = translator.model.decoder[0].cross_attn.num_heads
+    rows = []
+    for layer in range(n_layers):
+        for heads in [None] + [[h] for h in range(n_heads)]:
+            links = word_links(translator, sources, targets, args.method, args.threshold, layer, heads)
+            score = _score(args.gold, links)
+            rows.append({"layer": layer, "heads": heads or "all", "aer": round(score.aer, 4)})
+            print(json.dumps(rows[-1]))
+    best = min(rows, key=lambda r: r["aer"])
+    print(f"best: layer {best['layer']}, heads {best['heads']}, AER {best['aer']}")
+    return 0

@@ -1,0 +1,53 @@
+"""``attnkit plot FILE --out IMAGE``: heatmaps from saved attention (translate --json lines, .json or .npz)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def add_parser(sub: Any, name: str) -> None:
+    p = sub.add_parser(name, help="draw a heatmap from saved attention (JSON lines from translate --json, or .npz)")
+    p.add_argument("input", help="JSON/JSON-lines with attention, source_tokens, target_tokens; or .npz with the same keys")
+    p.add_argument("--out", required=True, help="image to write (.png, .svg, .pdf)")
+    p.add_argument("--index", type=int, default=0, help="which record of a JSON-lines file (default 0)")
+    p.add_argument("--values", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--title", default="Attention weights")
+    p.set_defaults(run=run)
+
+
+def _record(path: Path, index: int) -> dict[str, Any]:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.suffix == ".npz":
+        data = np.load(path, allow_pickle=False)
+        missing = {"attention", "source_tokens", "target_tokens"} - set(data.files)
+        if missing:
+            raise ValueError(f"{path}: missing arrays {sorted(missing)}")
+        return {k: data[k].tolist() for k in data.files}
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not 0 <= index < len(lines):
+        raise ValueError(f"{path}: --index {index} out of range (0..{len(lines) - 1})")
+    try:
+        record = json.loads(lines[index])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{index + 1}: invalid JSON ({exc.msg})") from None
+    for key in ("attention", "source_tokens", "target_tokens"):
+        if key not in record:
+            raise ValueError(f"{path}:{index + 1}: record has no {key!r}")
+    return dict(record)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..visualization.heatmap import attention_figure, save_figure
+
+    record = _record(Path(args.input), args.index)
+    weights = np.asarray(record["attention"], dtype=float)
+    fig = attention_figure(weights, record["source_tokens"], record["target_tokens"], args.values, args.title)
+    save_figure(fig, args.out)
+    print(f"written {args.out}")
+    return 0

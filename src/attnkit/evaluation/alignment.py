@@ -1,0 +1,87 @@
+"""Word alignments from attention, and alignment error rate (Och & Ney 2003).
+
+``AER = 1 - (|A & S| + |A & P|) / (|A| + |S|)`` with sure links S, possible links P (S within P).
+Alignments are sets of (source word, target word) pairs, 0-based; Pharaoh format writes ``i-j``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..data.parallel import DataError
+
+Links = set[tuple[int, int]]
+METHODS = ("argmax", "intersect", "threshold", "union")
+
+
+def align(weights: np.ndarray, method: str = "argmax", threshold: float = 0.3) -> Links:
+    """Links from a word-level attention matrix ``weights`` (T_words, S_words) (target x source).
+
+    - argmax: each target word links to the source word it attends to most.
+    - intersect: links that are the argmax both of their row and of their column (high precision).
+    - union: the argmax of every row and of every column (high recall).
+    - threshold: every pair with weight >= ``threshold``, plus each row's argmax.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown alignment method {method!r}; valid: {', '.join(METHODS)}")
+    if weights.size == 0:
+        return set()
+    rows = {(int(np.argmax(weights[t])), t) for t in range(weights.shape[0])}
+    if method == "argmax":
+        return rows
+    cols = {(s, int(np.argmax(weights[:, s]))) for s in range(weights.shape[1])}
+    if method == "intersect":
+        return rows & cols
+    if method == "union":
+        return rows | cols
+    return rows | {(int(s), int(t)) for t, s in zip(*np.nonzero(weights >= threshold))}
+
+
+def pharaoh(links: Iterable[tuple[int, int]]) -> str:
+    return " ".join(f"{s}-{t}" for s, t in sorted(links))
+
+
+@dataclass
+class AERScore:
+    aer: float
+    precision: float
+    recall: float
+    n_sentences: int
+
+
+def aer(predicted: Sequence[Links], sure: Sequence[Links], possible: Sequence[Links]) -> AERScore:
+    """Corpus AER, precision (against P) and recall (against S). ``possible`` must include ``sure``."""
+    if not len(predicted) == len(sure) == len(possible):
+        raise ValueError(f"{len(predicted)} predicted, {len(sure)} sure, {len(possible)} possible alignments")
+    a_and_s = sum(len(a & s) for a, s in zip(predicted, sure))
+    a_and_p = sum(len(a & p) for a, p in zip(predicted, possible))
+    n_a, n_s = sum(len(a) for a in predicted), sum(len(s) for s in sure)
+    return AERScore(
+        aer=1.0 - (a_and_s + a_and_p) / max(n_a + n_s, 1),
+        precision=a_and_p / max(n_a, 1),
+        recall=a_and_s / max(n_s, 1),
+        n_sentences=len(predicted),
+    )
+
+
+def read_naacl(path: str | Path, n_sentences: int) -> tuple[list[Links], list[Links]]:
+    """Read WPT-03 gold links ``SENT SRC TGT [S|P]`` (1-based). Returns (sure, possible) 0-based,
+    with possible = sure | P. A missing type counts as sure."""
+    sure: list[Links] = [set() for _ in range(n_sentences)]
+    prob: list[Links] = [set() for _ in range(n_sentences)]
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) not in (3, 4) or not all(f.isdigit() for f in fields[:3]):
+            raise DataError(f"{path}:{number}: expected 'SENT SRC TGT [S|P]', got {line!r}")
+        sent, src, tgt = (int(f) for f in fields[:3])
+        kind = fields[3] if len(fields) == 4 else "S"
+        if not 1 <= sent <= n_sentences or kind not in ("S", "P"):
+            raise DataError(f"{path}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind!r} not S/P")
+        (sure if kind == "S" else prob)[sent - 1].add((src - 1, tgt - 1))
+    return sure, [s | p for s, p in zip(sure, prob)]

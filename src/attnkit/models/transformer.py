@@ -1,0 +1,153 @@
+"""Pre-norm Transformer encoder-decoder (Vaswani et al. 2017; pre-norm as in Xiong et al. 2020).
+
+Built from attnkit's MultiHeadAttention and SinusoidalPositionalEncoding. Training uses the
+fused attention kernel (no weights); decoding is incremental with a key/value cache and returns the
+head-averaged cross-attention of one decoder layer (``attention_layer``), and per-layer, per-head
+maps on request. A test checks cached decoding equals the full forward pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from ..attention import KeyValue, MultiHeadAttention, SinusoidalPositionalEncoding
+from .output import TiedOutput
+from .outputs import Seq2SeqOutput
+
+
+class FeedForward(nn.Sequential):
+    def __init__(self, d_model: int, ff_size: int, dropout: float) -> None:
+        super().__init__(nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model))
+
+
+class EncoderLayer(nn.Module):
+    """x + SelfAttn(LN(x)); x + FF(LN(x)). Shapes: x (B, S, D), mask (B, 1, S) -> (B, S, D)."""
+
+    def __init__(self, d_model: int, num_heads: int, ff_size: int, dropout: float) -> None:
+        super().__init__()
+        self.self_norm, self.ff_norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ff = FeedForward(d_model, ff_size, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        h = self.self_norm(x)
+        x = x + self.dropout(self.self_attn(h, h, h, mask=mask, need_weights=False)[0])
+        return x + self.dropout(self.ff(self.ff_norm(x)))
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the encoder memory, feed-forward; all pre-norm."""
+
+    def __init__(self, d_model: int, num_heads: int, ff_size: int, dropout: float) -> None:
+        super().__init__()
+        self.self_norm, self.cross_norm, self.ff_norm = (nn.LayerNorm(d_model) for _ in range(3))
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ff = FeedForward(d_model, ff_size, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(
+        self, x: Tensor, self_kv: KeyValue | None, cross_kv: KeyValue, src_mask: Tensor, need_weights: bool
+    ) -> tuple[Tensor, KeyValue, Tensor | None]:
+        """x (B, T, D); self_kv: cached keys/values of earlier positions (None in training).
+
+        Returns the output, the self-attention keys/values including x's, and cross weights (B, H, T, S).
+        """
+        h = self.self_norm(x)
+        new_kv = self.self_attn.project_kv(h, h)
+        full_kv = new_kv if self_kv is None else self_kv.append(new_kv)
+        causal = self_kv is None and x.shape[1] > 1  # with a cache, one new position sees all keys
+        x = x + self.dropout(self.self_attn(h, kv=full_kv, need_weights=False, is_causal=causal)[0])
+        attended, weights = self.cross_attn(self.cross_norm(x), kv=cross_kv, mask=src_mask, need_weights=need_weights)
+        x = x + self.dropout(attended)
+        return x + self.dropout(self.ff(self.ff_norm(x))), full_kv, weights
+
+
+@dataclass
+class TransformerState:
+    """Shapes: memory (B, S, D), src_mask (B, 1, S), cross/self caches per layer (B, H, S|t, Dh)."""
+
+    memory: Tensor
+    src_mask: Tensor
+    cross: list[KeyValue]
+    cache: list[KeyValue] | None
+    offset: int
+
+    def _map(self, fn) -> TransformerState:  # type: ignore[no-untyped-def]
+        def kv(x: KeyValue) -> KeyValue:
+            return KeyValue(fn(x.key), fn(x.value))
+
+        cache = None if self.cache is None else [kv(c) for c in self.cache]
+        return TransformerState(fn(self.memory), fn(self.src_mask), [kv(c) for c in self.cross], cache, self.offset)
+
+    def reorder(self, index: Tensor) -> TransformerState:
+        return self._map(lambda t: t.index_select(0, index))
+
+    def expand(self, beam: int) -> TransformerState:
+        return self._map(lambda t: t.repeat_interleave(beam, 0))
+
+
+class TransformerSeq2Seq(nn.Module):
+    """Shapes (forward): src (B, S), src_mask (B, S), tgt_in (B, T) -> logits (B, T, V_out),
+    attention (B, T, S) of ``attention_layer`` when ``need_attention``; per layer (B, H, T, S)."""
+
+    def __init__(
+        self, vocab_size: int, d_model: int = 256, num_heads: int = 4, ff_size: int = 1024,
+        encoder_layers: int = 3, decoder_layers: int = 3, dropout: float = 0.1, attention_layer: int = -1,
+        target_ids: list[int] | None = None,
+    ) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.attention_layer = attention_layer % decoder_layers
+        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=1)
+        nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
+        self.positions = SinusoidalPositionalEncoding(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.encoder = nn.ModuleList(EncoderLayer(d_model, num_heads, ff_size, dropout) for _ in range(encoder_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(d_model, num_heads, ff_size, dropout) for _ in range(decoder_layers))
+        self.encoder_norm, self.decoder_norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.output = TiedOutput(self.embedding, target_ids)
+
+    def _embed(self, tokens: Tensor, offset: int = 0) -> Tensor:
+        return self.dropout(self.positions(self.embedding(tokens) * math.sqrt(self.d_model), offset))
+
+    def encode(self, src: Tensor, src_mask: Tensor) -> TransformerState:
+        mask = src_mask.unsqueeze(1)  # (B, 1, S)
+        x = self._embed(src)
+        for layer in self.encoder:
+            x = layer(x, mask)
+        memory = self.encoder_norm(x)  # (B, S, D)
+        cross = [layer.cross_attn.project_kv(memory, memory) for layer in self.decoder]
+        return TransformerState(memory, mask, cross, None, 0)
+
+    def _decode(self, tgt: Tensor, state: TransformerState, need: set[int]) -> tuple[Tensor, TransformerState, list[Tensor]]:
+        x = self._embed(tgt, state.offset)
+        caches, maps = [], []
+        for i, layer in enumerate(self.decoder):
+            past = None if state.cache is None else state.cache[i]
+            x, kv, weights = layer(x, past, state.cross[i], state.src_mask, need_weights=i in need)
+            caches.append(kv)
+            if weights is not None:
+                maps.append(weights)
+        new = TransformerState(state.memory, state.src_mask, state.cross, caches, state.offset + tgt.shape[1])
+        return self.decoder_norm(x), new, maps
+
+    def step(self, prev_tokens: Tensor, state: TransformerState) -> tuple[Tensor, TransformerState, Tensor]:
+        """prev_tokens (B, 1) -> log_probs (B, V), new state (cache grown by one), attention (B, 1, S)."""
+        hidden, state, maps = self._decode(prev_tokens, state, {self.attention_layer})
+        return self.output.full_log_probs(self.output(hidden[:, -1])), state, maps[0].mean(1)
+
+    def forward(self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, need_attention: bool = False,
+                all_layers: bool = False) -> Seq2SeqOutput:
+        state = self.encode(src, src_mask)
+        need = set(range(len(self.decoder))) if all_layers else ({self.attention_layer} if need_attention else set())
+        hidden, _, maps = self._decode(tgt_in, state, need)
+        chosen = None
+        if maps:
+            chosen = (maps[self.attention_layer] if all_layers else maps[0]).mean(1)  # (B, T, S)
+        return Seq2SeqOutput(self.output(hidden), chosen, maps if all_layers else [])

@@ -1,0 +1,1 @@
+"""Pictures of attention: heatmaps, layer x head grids, HAN text highlighting."""

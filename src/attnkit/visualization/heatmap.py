@@ -1,0 +1,107 @@
+"""Attention heatmaps with token labels, a colorbar and optional values in cells (PNG/SVG/PDF)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from ..data.words import aggregate_to_words, group_words  # noqa: E402
+from ..training.checkpoint import atomic_write_bytes  # noqa: E402
+
+FORMATS = ("pdf", "png", "svg")
+
+
+def _check_path(path: str | Path) -> str:
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"cannot write {path}: unknown image format {suffix!r}; valid: {', '.join(FORMATS)}")
+    return suffix
+
+
+def _display(token: str) -> str:
+    return token.replace("\u2581", "") if token not in ("\u2581",) else "_"
+
+
+def attention_figure(
+    weights: np.ndarray, source_tokens: Sequence[str], target_tokens: Sequence[str],
+    values: bool | None = None, title: str = "Attention weights", cmap: str = "YlOrRd",
+) -> Figure:
+    """A heatmap of ``weights`` (T, S): rows are target tokens, columns source tokens.
+
+    ``values`` writes each weight in its cell (default: when the grid is at most 12 x 12).
+    """
+    weights = np.asarray(weights, dtype=float)
+    if weights.shape != (len(target_tokens), len(source_tokens)):
+        raise ValueError(f"weights must be (T, S) = ({len(target_tokens)}, {len(source_tokens)}), "
+                         f"got {weights.shape}")
+    t, s = weights.shape
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * s + 2.5), max(3.0, 0.45 * t + 1.8)))
+    image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    bar.ax.set_ylabel("attention weight", rotation=-90, va="bottom")
+    ax.set_xticks(range(s), [_display(x) for x in source_tokens], rotation=45, ha="right")
+    ax.set_yticks(range(t), [_display(x) for x in target_tokens])
+    ax.set_xlabel("source")
+    ax.set_ylabel("target")
+    if values if values is not None else max(t, s) <= 12:
+        for i in range(t):
+            for j in range(s):
+                color = "white" if weights[i, j] > 0.6 else "black"
+                ax.text(j, i, f"{weights[i, j]:.2f}", ha="center", va="center", color=color, fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def head_grid_figure(maps: np.ndarray, source_tokens: Sequence[str], target_tokens: Sequence[str],
+                     title: str = "Cross-attention by layer and head") -> Figure:
+    """A layer x head grid of cross-attention maps. maps: (L, H, T, S)."""
+    layers, heads = maps.shape[:2]
+    fig, axes = plt.subplots(layers, heads, figsize=(2.6 * heads + 1, 2.4 * layers + 0.8), squeeze=False)
+    for layer in range(layers):
+        for head in range(heads):
+            ax = axes[layer][head]
+            ax.imshow(maps[layer, head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+            ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=8)
+            ax.set_xticks(range(len(source_tokens)), [_display(x) for x in source_tokens], rotation=90, fontsize=6)
+            ax.set_yticks(range(len(target_tokens)), [_display(x) for x in target_tokens], fontsize=6)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig: Figure, path: str | Path) -> None:
+    """Save atomically in the format named by the extension, then close the figure."""
+    fmt = _check_path(path)
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write_bytes(Path(path), buffer.getvalue())
+
+
+def plot_translation(result: Any, path: str | Path, values: bool | None = None, words: bool = False,
+                     model: Any = None) -> None:
+    """Draw a Translation's attention; for a Transformer also ``<name>-heads.<ext>``, a layer x head grid."""
+    _check_path(path)
+    weights, src, tgt = result.attention, result.source_tokens, result.target_tokens
+    if words:
+        weights = aggregate_to_words(weights, src, tgt)
+        src, tgt = group_words(src), group_words(tgt)
+    title = f"{result.source}\n\u2192 {result.translation}"
+    save_figure(attention_figure(weights, src, tgt, values, title=title), path)
+    if model is not None and hasattr(model, "layer_attention"):
+        maps = model.layer_attention(result)
+        if maps is not None:
+            p = Path(path)
+            save_figure(head_grid_figure(maps, result.source_tokens, result.target_tokens),
+                        p.with_name(f"{p.stem}-heads{p.suffix}"))

@@ -1,0 +1,93 @@
+"""Training end to end on the toy config: learning, resume after a kill, Ctrl-C, DDP, checkpoints."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from attnkit.cli.main import main
+from attnkit.training.checkpoint import load_checkpoint, step_checkpoints
+
+ROOT = Path(__file__).resolve().parents[2]
+TOY = str(ROOT / "configs" / "toy-copy.yaml")
+
+
+def _sets(out: Path, **extra: object) -> list[str]:
+    values = {"training.out_dir": str(out), "training.progress": False, "data.train": f"[{ROOT}/tests/fixtures/toy_copy.tsv]",
+              "data.dev": f"[{ROOT}/tests/fixtures/toy_copy_dev.tsv]", **extra}
+    return [x for k, v in values.items() for x in ("--set", f"{k}={v}")]
+
+
+def _cli(out: Path, *flags: str, **extra: object) -> list[str]:
+    return [sys.executable, "-m", "attnkit", "train", TOY, *_sets(out, **extra), *flags]
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    return load_checkpoint(path)["model"]
+
+
+def test_toy_run_learns_and_writes_checkpoints(tmp_path):
+    assert main(["train", TOY, *_sets(tmp_path, **{"training.max_steps": 100, "training.validate_every": 50})]) == 0
+    ckpt = load_checkpoint(tmp_path / "best.pt")
+    assert ckpt["attnkit_version"] and ckpt["tokenizer"] and ckpt["config"]["name"] == "toy-copy"
+    history = ckpt["position"]["history"]
+    assert history[-1]["dev_loss"] < 1.0 < history[0]["train_loss"] + 1  # it learned something
+    assert (tmp_path / "validations.csv").read_text().startswith("dev_loss,")
+    assert not list(tmp_path.glob(".*tmp*"))  # no temporary files left behind
+
+
+def test_resume_after_kill_reaches_the_same_state(tmp_path):
+    steps = {"training.max_steps": 60, "training.checkpoint_every": 10, "training.validate_every": 0}
+    full = tmp_path / "full"
+    subprocess.run(_cli(full, **steps), check=True, capture_output=True, cwd=ROOT)
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(_cli(killed, **steps), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (killed / "step-20.pt").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    survivors = step_checkpoints(killed)
+    assert survivors and int(survivors[-1].stem.split("-")[1]) < 60, "the run finished before it was killed"
+    subprocess.run(_cli(killed, "--resume", **steps), check=True, capture_output=True, cwd=ROOT)
+    a, b = _weights(full / "step-60.pt"), _weights(killed / "step-60.pt")
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], rtol=0, atol=1e-6, msg=name)
+
+
+def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
+    proc = subprocess.Popen(_cli(tmp_path, **{"training.max_steps": 100000, "training.validate_every": 0}),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.5)
+        if "parameters" in (proc.stderr.readline() if proc.stderr else ""):
+            break
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    saved = step_checkpoints(tmp_path)
+    assert saved and load_checkpoint(saved[-1])["step"] > 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs process spawning")
+def test_ddp_two_processes_match_one_process(tmp_path):
+    steps = {"training.max_steps": 6, "training.validate_every": 0, "training.validate_bleu": False}
+    single = tmp_path / "single"
+    subprocess.run(_cli(single, **steps), check=True, capture_output=True, cwd=ROOT)
+    ddp = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29531",
+           "-m", "attnkit", "train", TOY, *_sets(ddp, **steps)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    a, b = _weights(single / "step-6.pt"), _weights(ddp / "step-6.pt")
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], rtol=1e-4, atol=2e-5, msg=name)
