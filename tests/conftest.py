@@ -3,3 +3,68 @@ import os
 import torch
 
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+
+import pytest  # noqa: E402
+
+from attnkit.training.config import ExperimentConfig, to_dict  # noqa: E402
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+def _save(path, config, model, **extra):
+    from attnkit import __version__
+    from attnkit.training.checkpoint import atomic_torch_save
+
+    atomic_torch_save({"attnkit_version": __version__, "config": to_dict(config), "step": 0,
+                       "model": model.state_dict(), **extra}, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def translator_ckpt(tmp_path_factory):
+    """An untrained tiny RNN translator checkpoint with a real sentencepiece model (fast to build)."""
+    from attnkit.data.parallel import read_parallel
+    from attnkit.data.tokenizer import SubwordTokenizer
+    from attnkit.models import build_model
+
+    src, tgt = read_parallel(FIXTURES / "toy_copy.tsv")
+    tok = SubwordTokenizer.train(src + tgt + ["The cat sits on the mat."] * 5, vocab_size=60)
+    config = ExperimentConfig(name="tiny")
+    config.model.rnn.embed_size = config.model.rnn.hidden_size = 16
+    torch.manual_seed(0)
+    model = build_model(config.model, len(tok))
+    return _save(tmp_path_factory.mktemp("tr") / "model.pt", config, model, tokenizer=tok.model_proto,
+                 target_ids=list(range(len(tok))))
+
+
+@pytest.fixture(scope="session")
+def transformer_ckpt(tmp_path_factory, translator_ckpt):
+    from attnkit.data.tokenizer import SubwordTokenizer
+    from attnkit.models import build_model
+    from attnkit.training.checkpoint import load_checkpoint
+
+    tok = SubwordTokenizer(load_checkpoint(translator_ckpt)["tokenizer"])
+    config = ExperimentConfig(name="tiny-transformer")
+    config.model.name = "transformer"
+    t = config.model.transformer
+    t.d_model, t.num_heads, t.ff_size, t.encoder_layers, t.decoder_layers = 16, 2, 32, 2, 2
+    torch.manual_seed(0)
+    model = build_model(config.model, len(tok))
+    return _save(tmp_path_factory.mktemp("tf") / "model.pt", config, model, tokenizer=tok.model_proto,
+                 target_ids=list(range(len(tok))))
+
+
+@pytest.fixture(scope="session")
+def classifier_ckpt(tmp_path_factory):
+    from attnkit.data.documents import Vocabulary, document_from_text
+    from attnkit.models import build_model
+
+    docs = [document_from_text(t) for t in ["love it great fit", "terrible fabric ripped", "ok i guess"]]
+    vocab = Vocabulary.build(docs, min_freq=1)
+    config = ExperimentConfig(name="tiny-han", task="classification")
+    config.model.name = "han"
+    config.model.han.embed_size, config.model.han.word_hidden, config.model.han.sentence_hidden = 8, 4, 4
+    torch.manual_seed(0)
+    model = build_model(config.model, len(vocab), num_classes=5)
+    return _save(tmp_path_factory.mktemp("han") / "model.pt", config, model, vocabulary=vocab.words,
+                 labels=["1", "2", "3", "4", "5"])

@@ -6,13 +6,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import cmd_align, cmd_evaluate, cmd_list, cmd_plot, cmd_train, cmd_translate
+from . import cmd_align, cmd_classify, cmd_evaluate, cmd_list, cmd_plot, cmd_train, cmd_translate
 
 COMMANDS = {
     "translate": cmd_translate,
     "evaluate": cmd_evaluate,
     "align": cmd_align,
     "train": cmd_train,
+    "classify": cmd_classify,
+    "evaluate-classifier": cmd_classify,
     "plot": cmd_plot,
     "list": cmd_list,
 }

@@ -15,6 +15,18 @@ ROOT = Path(__file__).resolve().parent
 PARALLEL = {"tatoeba-eng-fra": ("tatoeba_eng_fra", "en", "fr")}
 
 
+DOCUMENTS = {"reviews": "reviews"}
+
+
+def document_split(name: str, split: str) -> Path:
+    """Path of a shipped document split (JSONL.gz). Unknown names list the valid ones."""
+    if name not in DOCUMENTS:
+        raise ValueError(f"unknown document dataset {name!r}; valid names: {', '.join(sorted(DOCUMENTS))}")
+    if split not in ("train", "dev", "test"):
+        raise ValueError(f"unknown split {split!r}; valid: dev, test, train")
+    return ROOT / DOCUMENTS[name] / f"{split}.jsonl.gz"
+
+
 def parallel_split(name: str, split: str) -> tuple[Path, Path]:
     """Paths of a shipped parallel split: ``(src.gz, tgt.gz)``. Unknown names list the valid ones."""
     if name not in PARALLEL:

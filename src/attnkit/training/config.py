@@ -22,7 +22,7 @@ class ConfigError(ValueError):
 
 @dataclass
 class DataConfig:
-    dataset: str = "tatoeba-eng-fra"  # a shipped dataset, used when the paths below are empty
+    dataset: str = "tatoeba-eng-fra"  # a shipped dataset (tatoeba-eng-fra, reviews), used when no paths are given
     train: list[str] = field(default_factory=list)  # [tsv] or [src, tgt]
     dev: list[str] = field(default_factory=list)
     vocab_size: int = 8000
@@ -32,6 +32,7 @@ class DataConfig:
     train_limit: int = 0  # 0 = all training pairs
     text_field: str = "text"  # documents (HAN)
     label_field: str = "label"
+    title_field: str = "title"  # prepended to the text as its first sentence; "" to ignore
     min_freq: int = 2
 
 

@@ -1,0 +1,79 @@
+"""Classify documents with a trained HAN checkpoint, with word and sentence attention."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from .data.documents import Document, Vocabulary, document_from_text, make_document_batch
+from .models import build_model
+from .training.checkpoint import load_checkpoint
+from .training.config import ExperimentConfig, from_dict
+
+
+@dataclass
+class Classification:
+    """One document: predicted label, class probabilities, sentences as words, and attention."""
+
+    text: str
+    label: str
+    probabilities: dict[str, float]
+    sentences: list[list[str]]
+    sentence_weights: list[float]
+    word_weights: list[list[float]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "label": self.label,
+                "probabilities": {k: round(v, 5) for k, v in self.probabilities.items()},
+                "sentences": self.sentences, "sentence_weights": [round(w, 5) for w in self.sentence_weights],
+                "word_weights": [[round(w, 5) for w in row] for row in self.word_weights]}
+
+
+class Classifier:
+    def __init__(self, model: nn.Module, vocab: Vocabulary, labels: list[str], config: ExperimentConfig,
+                 path: str = "") -> None:
+        self.model, self.vocab, self.labels, self.config, self.path = model.eval(), vocab, labels, config, path
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> Classifier:
+        ckpt = load_checkpoint(path)
+        config = from_dict(ExperimentConfig, ckpt["config"])
+        if config.task != "classification":
+            raise ValueError(f"{path} is a {config.task} model, not a classifier")
+        vocab = Vocabulary(ckpt["vocabulary"])
+        model = build_model(config.model, len(vocab), num_classes=len(ckpt["labels"]))
+        model.load_state_dict({k: v.float() for k, v in ckpt["model"].items()})
+        return cls(model, vocab, list(ckpt["labels"]), config, str(path))
+
+    def documents(self, texts: Sequence[str]) -> list[Document]:
+        return [document_from_text(t) for t in texts]
+
+    @torch.no_grad()
+    def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
+        out: list[Classification] = []
+        for start in range(0, len(docs), batch_size):
+            chunk = docs[start : start + batch_size]
+            batch = make_document_batch(chunk, self.vocab)
+            result = self.model(batch.words, batch.word_mask)
+            probs = torch.softmax(result.logits, -1)
+            for i, doc in enumerate(chunk):
+                sents = [s[:60] for s in doc.sentences[:30]]
+                out.append(Classification(
+                    text=doc.text, label=self.labels[int(probs[i].argmax())],
+                    probabilities={c: float(p) for c, p in zip(self.labels, probs[i])}, sentences=sents,
+                    sentence_weights=result.sentence_weights[i, : len(sents)].tolist(),
+                    word_weights=[result.word_weights[i, j, : len(s)].tolist() for j, s in enumerate(sents)],
+                ))
+        return out
+
+    def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:
+        """Predict each text's label with its word and sentence attention."""
+        empty = [i for i, t in enumerate(texts) if not t.strip()]
+        if empty:
+            raise ValueError(f"text {empty[0] + 1} is empty: nothing to classify")
+        return self.classify_documents(self.documents(texts), batch_size)

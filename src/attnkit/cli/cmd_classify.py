@@ -1,0 +1,74 @@
+"""``attnkit classify [TEXT ...]`` and ``attnkit evaluate-classifier --data F``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(sub: Any, name: str) -> None:
+    if name == "classify":
+        p = sub.add_parser(name, help="predict review stars with word and sentence attention (HAN)")
+        p.add_argument("text", nargs="*", help="documents; read from stdin, one per line, when none")
+        p.add_argument("--model", default=None, help="checkpoint or shipped classifier (default: shipped)")
+        p.add_argument("--json", action="store_true", help="one JSON object per document")
+        p.add_argument("--html", metavar="FILE", help="write a page highlighting the attention")
+        p.set_defaults(run=run_classify)
+        return
+    p = sub.add_parser(name, help="accuracy, macro-F1, per-class F1 and confusion matrix on labelled data")
+    p.add_argument("--model", default=None, help="checkpoint or shipped classifier (default: shipped)")
+    p.add_argument("--data", required=True, help="JSONL (or CSV) with text and label fields")
+    p.add_argument("--text-field", default="text")
+    p.add_argument("--label-field", default="label")
+    p.add_argument("--title-field", default="title", help="prepended as the first sentence; '' to ignore")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=run_evaluate)
+
+
+def _load(model: str | None) -> Any:
+    from ..classifier import Classifier
+    from ..pretrained import resolve
+
+    return Classifier.from_checkpoint(resolve(model, "classifier"))
+
+
+def run_classify(args: argparse.Namespace) -> int:
+    from ..training.checkpoint import atomic_write_text
+    from ..visualization.html import attention_page
+
+    texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    if not texts:
+        raise ValueError("no input: give documents as arguments or on stdin")
+    results = _load(args.model).classify(texts)
+    for r in results:
+        if args.json:
+            print(json.dumps(r.to_json(), ensure_ascii=False))
+        else:
+            top = max(r.probabilities.values())
+            print(f"{r.label} stars (p={top:.2f})  {r.text[:70]}")
+    if args.html:
+        atomic_write_text(args.html, attention_page(results))
+        print(f"attention page written to {args.html}", file=sys.stderr)
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from ..data.documents import read_documents
+    from ..evaluation.classification import classification_report
+
+    classifier = _load(args.model)
+    docs, _ = read_documents(args.data, args.text_field, args.label_field, args.title_field, classifier.labels)
+    preds = [classifier.labels.index(r.label) for r in classifier.classify_documents(docs)]
+    report = classification_report([d.label for d in docs], preds, len(classifier.labels))
+    report["labels"], report["model"], report["data"] = classifier.labels, classifier.path, args.data
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"accuracy {report['accuracy']:.4f}  macro-F1 {report['macro_f1']:.4f}  n={report['n_documents']}")
+        print("per-class F1: " + "  ".join(f"{c}:{f:.3f}" for c, f in zip(classifier.labels, report["per_class_f1"])))
+        print("confusion (rows gold, columns predicted):")
+        for c, row in zip(classifier.labels, report["confusion"]):
+            print(f"  {c}: " + " ".join(f"{x:5d}" for x in row))
+    return 0

@@ -1,0 +1,25 @@
+"""Accuracy, macro-F1, per-class F1 and the confusion matrix, from labels alone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def classification_report(gold: Sequence[int], predicted: Sequence[int], num_classes: int) -> dict[str, Any]:
+    """confusion[i][j] counts documents of class i predicted as j. F1 of a class with no gold and no
+    predicted documents is 0 (sklearn's zero_division=0)."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
+    confusion = [[0] * num_classes for _ in range(num_classes)]
+    for g, p in zip(gold, predicted):
+        confusion[g][p] += 1
+    f1 = []
+    for c in range(num_classes):
+        tp = confusion[c][c]
+        fp = sum(confusion[r][c] for r in range(num_classes)) - tp
+        fn = sum(confusion[c]) - tp
+        f1.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    correct = sum(confusion[c][c] for c in range(num_classes))
+    return {"accuracy": correct / max(len(gold), 1), "macro_f1": sum(f1) / num_classes, "per_class_f1": f1,
+            "confusion": confusion, "n_documents": len(gold)}

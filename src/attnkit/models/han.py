@@ -1,0 +1,81 @@
+"""Hierarchical Attention Network for document classification (Yang et al., NAACL 2016).
+
+  1. word encoder: embeddings -> bidirectional GRU over each sentence's words (sec. 2.2, eq. 1-4)
+  2. word attention: AttentionPooling -> one vector per sentence (eq. 5-7)
+  3. sentence encoder: bidirectional GRU over the sentence vectors (eq. 8-9)
+  4. sentence attention: AttentionPooling -> the document vector (eq. 10)
+  5. classifier: dropout + linear -> logits (eq. 11)
+Padding words and padding sentences get exactly zero attention: empty sentences are never fed to
+the word GRU, and both poolings are masked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ..attention import AttentionPooling
+from ..attention.core import check_rank
+
+
+@dataclass
+class HANOutput:
+    """Shapes: logits (B, C), word_weights (B, N, W), sentence_weights (B, N)."""
+
+    logits: Tensor
+    word_weights: Tensor
+    sentence_weights: Tensor
+
+
+class BiGRU(nn.Module):
+    """Shapes: x (B, L, E), lengths (B,) all >= 1 -> outputs (B, L, 2H), zero at padding."""
+
+    def __init__(self, input_size: int, hidden_size: int) -> None:
+        super().__init__()
+        self.rnn = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
+
+    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, _ = self.rnn(packed)
+        return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
+
+
+class HAN(nn.Module):
+    """Shapes: words (B, N, W) ids, word_mask (B, N, W) bool -> HANOutput."""
+
+    def __init__(self, vocab_size: int, num_classes: int = 5, embed_size: int = 100, word_hidden: int = 50,
+                 sentence_hidden: int = 50, dropout: float = 0.3) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=0)
+        self.word_encoder = BiGRU(embed_size, word_hidden)
+        self.word_attention = AttentionPooling(2 * word_hidden)
+        self.sentence_encoder = BiGRU(2 * word_hidden, sentence_hidden)
+        self.sentence_attention = AttentionPooling(2 * sentence_hidden)
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(2 * sentence_hidden, num_classes)
+
+    def forward(self, words: Tensor, word_mask: Tensor) -> HANOutput:
+        check_rank("words", words, "(B, N, W)")
+        if word_mask.shape != words.shape:
+            raise ValueError(f"word_mask must match words (B, N, W) = {tuple(words.shape)}, got {tuple(word_mask.shape)}")
+        batch, n_sent, n_words = words.shape
+        sentence_mask = word_mask.any(-1)  # (B, N)
+        flat_words, flat_mask = words.view(-1, n_words), word_mask.view(-1, n_words)  # (B*N, W)
+        real = sentence_mask.view(-1).nonzero().squeeze(1)  # indices of non-empty sentences
+        # 1-2. encode and pool only the real sentences, then scatter them back into (B, N, ...).
+        embedded = self.dropout(self.embedding(flat_words.index_select(0, real)))
+        encoded = self.word_encoder(embedded, flat_mask.index_select(0, real).sum(1))
+        pooled = self.word_attention(encoded, flat_mask.index_select(0, real))
+        assert pooled.weights is not None
+        sentences = encoded.new_zeros(batch * n_sent, encoded.shape[-1]).index_copy(0, real, pooled.context)
+        word_weights = pooled.weights.new_zeros(batch * n_sent, n_words).index_copy(0, real, pooled.weights)
+        # 3-4. sentence encoder and attention over each document's real sentences.
+        states = self.sentence_encoder(self.dropout(sentences.view(batch, n_sent, -1)), sentence_mask.sum(1).clamp_min(1))
+        document = self.sentence_attention(states, sentence_mask)
+        assert document.weights is not None
+        # 5. classify.
+        logits = self.classifier(self.dropout(document.context))  # (B, C)
+        return HANOutput(logits, word_weights.view(batch, n_sent, n_words), document.weights)

@@ -1,0 +1,102 @@
+"""The classification task (HAN): documents, class weighting, dev accuracy and macro-F1."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..data.documents import Document, DocumentBatch, Vocabulary, make_document_batch, read_documents
+from ..datasets import document_split
+from ..evaluation.classification import classification_report
+from .config import ExperimentConfig
+
+
+def class_weights(labels: list[int], num_classes: int, kind: str) -> Tensor | None:
+    """'inverse': n / (C * count); 'sqrt_inverse': its square root; 'none': no weighting."""
+    if kind == "none":
+        return None
+    counts = Counter(labels)
+    n = len(labels)
+    weights = torch.tensor([n / (num_classes * max(counts[c], 1)) for c in range(num_classes)])
+    return weights.sqrt() if kind == "sqrt_inverse" else weights
+
+
+def _docs(config: ExperimentConfig, split: str, labels: list[str] | None) -> tuple[list[Document], list[str]]:
+    paths = config.data.train if split == "train" else config.data.dev
+    path = paths[0] if paths else document_split(config.data.dataset, split)
+    return read_documents(path, config.data.text_field, config.data.label_field, config.data.title_field, labels)
+
+
+class ClassificationTask:
+    def __init__(self, config: ExperimentConfig, checkpoint: dict[str, Any] | None = None) -> None:
+        self.config = config
+        labels = checkpoint["labels"] if checkpoint else None
+        self.train_docs, self.labels = _docs(config, "train", labels)
+        if config.data.train_limit:
+            self.train_docs = self.train_docs[: config.data.train_limit]
+        self.dev_docs, _ = _docs(config, "dev", self.labels)
+        self.vocab = Vocabulary(checkpoint["vocabulary"]) if checkpoint else \
+            Vocabulary.build(self.train_docs, config.data.min_freq)
+        self.weights = class_weights([d.label for d in self.train_docs], self.num_classes,
+                                     config.model.han.class_weighting)
+        print(f"[attnkit] data: {len(self.train_docs)} training and {len(self.dev_docs)} dev documents, "
+              f"{len(self.vocab)} words, classes {self.labels}", flush=True)
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.labels)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def _plan(self, epoch: int) -> list[list[int]]:
+        """Documents bucketed by sentence count, batches of ~max_tokens words, order from (seed, epoch)."""
+        rng = random.Random(self.config.training.seed * 100_003 + epoch)
+        order = list(range(len(self.train_docs)))
+        rng.shuffle(order)
+        order.sort(key=lambda i: len(self.train_docs[i].sentences))
+        size = max(1, self.config.data.max_tokens // 64)
+        batches = [order[s : s + size] for s in range(0, len(order), size)]
+        rng.shuffle(batches)
+        return batches
+
+    def batches(self, epoch: int, start: int, rank: int, world_size: int) -> Iterator[DocumentBatch]:
+        for ids in self._plan(epoch)[start:]:
+            mine = ids[rank::world_size] or ids[:1]
+            yield make_document_batch([self.train_docs[i] for i in mine], self.vocab)
+
+    def loss(self, model: nn.Module, batch: DocumentBatch) -> tuple[Tensor, int, int]:
+        logits = model(batch.words, batch.word_mask).logits
+        loss = F.cross_entropy(logits, batch.labels, weight=self.weights, reduction="sum")
+        units = float(self.weights[batch.labels].sum()) if self.weights is not None else batch.labels.numel()
+        return loss, units, int(batch.word_mask.sum())  # type: ignore[return-value]
+
+    @torch.no_grad()
+    def predict(self, model: nn.Module, docs: list[Document]) -> list[int]:
+        preds: list[int] = []
+        order = sorted(range(len(docs)), key=lambda i: len(docs[i].sentences))
+        by_index: dict[int, int] = {}
+        for s in range(0, len(order), 128):
+            chunk = order[s : s + 128]
+            batch = make_document_batch([docs[i] for i in chunk], self.vocab)
+            for i, p in zip(chunk, model(batch.words, batch.word_mask).logits.argmax(-1).tolist()):
+                by_index[i] = p
+        preds = [by_index[i] for i in range(len(docs))]
+        return preds
+
+    def validate(self, model: nn.Module) -> dict[str, float]:
+        report = classification_report([d.label for d in self.dev_docs], self.predict(model, self.dev_docs),
+                                       self.num_classes)
+        model.train()
+        return {"dev_accuracy": round(report["accuracy"], 4), "dev_macro_f1": round(report["macro_f1"], 4),
+                "score": round(report["macro_f1"], 4)}
+
+    def payload(self) -> dict[str, Any]:
+        return {"vocabulary": self.vocab.words, "labels": self.labels}

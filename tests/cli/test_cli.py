@@ -1,0 +1,104 @@
+"""CLI round trips through main(argv): output formats, exit codes, clear errors."""
+
+import json
+
+import pytest
+
+from attnkit.cli.main import main
+
+
+def test_translate_json_has_the_documented_keys(translator_ckpt, capsys):
+    assert main(["translate", "--model", str(translator_ckpt), "--beam", "2", "--json", "ab cd", ""]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 2
+    first = lines[0]
+    assert {"source", "translation", "source_tokens", "target_tokens", "attention"} <= set(first)
+    assert len(first["attention"]) == len(first["target_tokens"])
+    assert all(len(row) == len(first["source_tokens"]) for row in first["attention"])
+    assert lines[1]["translation"] == "" and lines[1]["attention"] == []
+
+
+def test_translate_reads_stdin_and_plots(translator_ckpt, tmp_path, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("The cat sits on the mat.\n"))
+    out = tmp_path / "att.svg"
+    assert main(["translate", "--model", str(translator_ckpt), "--plot", str(out)]) == 0
+    svg = out.read_text()
+    assert "<svg" in svg and "attention weight" in svg
+
+
+def test_translate_transformer_plot_writes_head_grid(transformer_ckpt, tmp_path):
+    out = tmp_path / "att.png"
+    assert main(["translate", "--model", str(transformer_ckpt), "--beam", "1", "--plot", str(out), "ab"]) == 0
+    assert out.stat().st_size > 1000 and (tmp_path / "att-heads.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["translate", "--model", "no-such-model", "x"], "no model 'no-such-model'"),
+    (["translate", "--beam", "0", "x"], "--beam"),
+    (["evaluate", "--src", "/nonexistent.en", "--ref", "/nonexistent.fr"], "no such file"),
+    (["train", "/nonexistent.yaml"], "cannot read config"),
+])
+def test_errors_exit_2_with_a_message(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_plot_output_format_is_checked(translator_ckpt, tmp_path, capsys):
+    assert main(["translate", "--model", str(translator_ckpt), "--plot", str(tmp_path / "a.bmp"), "ab"]) == 2
+    assert "valid: pdf, png, svg" in capsys.readouterr().err
+
+
+def test_evaluate_reports_measured_numbers(translator_ckpt, tmp_path, capsys):
+    (tmp_path / "s.en").write_text("ab cd\nhij\n")
+    (tmp_path / "r.fr").write_text("ab cd\nhij\n")
+    assert main(["evaluate", "--model", str(translator_ckpt), "--src", str(tmp_path / "s.en"),
+                 "--ref", str(tmp_path / "r.fr"), "--beam", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for key in ("bleu", "chrf", "signature", "attention_entropy", "sentences_per_second", "ms_per_sentence",
+                "peak_memory_mb", "n_sentences"):
+        assert key in report
+    assert report["n_sentences"] == 2 and report["peak_memory_mb"] > 50 and "13a" in report["signature"]["bleu"]
+
+
+def test_align_with_gold_prints_aer(translator_ckpt, tmp_path, capsys):
+    (tmp_path / "s.en").write_text("ab cd\n")
+    (tmp_path / "t.fr").write_text("ab cd\n")
+    (tmp_path / "g.naacl").write_text("1 1 1 S\n1 2 2 P\n")
+    assert main(["align", "--model", str(translator_ckpt), "--src", str(tmp_path / "s.en"),
+                 "--tgt", str(tmp_path / "t.fr")]) == 0
+    links = capsys.readouterr().out.split()
+    assert len(links) == 2 and all("-" in x for x in links)
+    assert main(["align", "--model", str(translator_ckpt), "--src", str(tmp_path / "s.en"),
+                 "--tgt", str(tmp_path / "t.fr"), "--gold", str(tmp_path / "g.naacl"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert 0.0 <= report["aer"] <= 1.0 and report["n_sentences"] == 1
+
+
+def test_classify_json_and_html_escapes(classifier_ckpt, tmp_path, capsys):
+    page = tmp_path / "a.html"
+    review = "Love it <script>alert(1)</script>! Great fit."
+    assert main(["classify", "--model", str(classifier_ckpt), "--json", "--html", str(page), review]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"label", "probabilities", "sentences", "sentence_weights", "word_weights"} <= set(out)
+    html = page.read_text()
+    assert "<script>" not in html and "&lt;" in html
+    for sentence in out["sentences"]:
+        for word in sentence:
+            assert __import__("html").escape(word) in html
+
+
+def test_evaluate_classifier_report_keys(classifier_ckpt, tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"text": "love it", "label": 5}\n{"text": "bad", "label": 1}\n')
+    assert main(["evaluate-classifier", "--model", str(classifier_ckpt), "--data", str(data), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"accuracy", "macro_f1", "per_class_f1", "confusion", "n_documents"} <= set(report)
+    assert report["n_documents"] == 2
+
+
+def test_list_reads_the_registry(capsys):
+    assert main(["list", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert "additive" in info["scorers"] and "transformer" in info["models"]

@@ -1,0 +1,54 @@
+"""HAN: attention is a distribution over real words/sentences, zero on padding; batch independence; learning."""
+
+import torch
+import torch.nn.functional as F
+
+from attnkit.data.documents import Vocabulary, document_from_text, make_document_batch
+from attnkit.models.han import HAN
+
+TEXTS = ["love it. great fit! buy it", "terrible fabric. ripped", "ok", "runs small. returned it. sad"]
+
+
+def _setup():
+    docs = [document_from_text(t, label=i % 2) for i, t in enumerate(TEXTS)]
+    vocab = Vocabulary.build(docs, min_freq=1)
+    torch.manual_seed(0)
+    return docs, vocab, HAN(len(vocab), num_classes=2, embed_size=8, word_hidden=4, sentence_hidden=4, dropout=0.0).eval()
+
+
+def test_weights_sum_to_one_over_real_tokens_and_zero_on_padding():
+    docs, vocab, model = _setup()
+    batch = make_document_batch(docs, vocab)
+    out = model(batch.words, batch.word_mask)
+    sentence_mask = batch.word_mask.any(-1)
+    torch.testing.assert_close(out.sentence_weights.sum(-1), torch.ones(len(docs)))
+    assert (out.sentence_weights[~sentence_mask] == 0).all()
+    sums = out.word_weights.sum(-1)
+    torch.testing.assert_close(sums[sentence_mask], torch.ones(int(sentence_mask.sum())))
+    assert (out.word_weights[~batch.word_mask] == 0).all()
+
+
+def test_document_alone_equals_inside_padded_batch():
+    docs, vocab, model = _setup()
+    batch = make_document_batch(docs, vocab)
+    together = model(batch.words, batch.word_mask)
+    for i, doc in enumerate(docs):
+        alone_batch = make_document_batch([doc], vocab)
+        alone = model(alone_batch.words, alone_batch.word_mask)
+        torch.testing.assert_close(alone.logits[0], together.logits[i], atol=1e-5, rtol=1e-5)
+        n, w = alone_batch.words.shape[1:]
+        torch.testing.assert_close(alone.word_weights[0], together.word_weights[i, :n, :w], atol=1e-6, rtol=1e-5)
+
+
+def test_overfits_tiny_set():
+    docs, vocab, model = _setup()
+    model.train()
+    batch = make_document_batch(docs, vocab)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(60):
+        loss = F.cross_entropy(model(batch.words, batch.word_mask).logits, batch.labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    assert (model(batch.words, batch.word_mask).logits.argmax(-1) == batch.labels).all()

@@ -1,0 +1,46 @@
+"""Strict typed config: unknown keys and wrong types are errors naming them; --set overrides."""
+
+from pathlib import Path
+
+import pytest
+
+from attnkit.training.config import ConfigError, load_config
+from attnkit.training.schedule import warmup_factor
+
+CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_loads(path):
+    config = load_config(path)
+    assert config.name == path.stem
+
+
+def test_unknown_key_names_it_and_lists_valid_keys(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("training:\n  learning_rate: 0.1\n")
+    with pytest.raises(ConfigError, match=r"unknown config key 'training.learning_rate'; valid keys here: .*lr"):
+        load_config(path)
+
+
+def test_wrong_type_and_unknown_choice(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("training:\n  max_steps: many\n")
+    with pytest.raises(ConfigError, match="training.max_steps: expected int"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="model.name: unknown value 'lstm'; valid: han, rnn, transformer"):
+        load_config(None, ["model.name=lstm"])
+
+
+def test_overrides_are_parsed_and_checked():
+    config = load_config(None, ["training.lr=0.5", "model.rnn.scorer=general", "data.train=[a.tsv]"])
+    assert config.training.lr == 0.5 and config.model.rnn.scorer == "general" and config.data.train == ["a.tsv"]
+    with pytest.raises(ConfigError, match="expects key=value"):
+        load_config(None, ["training.lr"])
+
+
+def test_warmup_then_inverse_sqrt():
+    assert warmup_factor(50, 100, True) == 0.5
+    assert warmup_factor(100, 100, True) == 1.0
+    assert warmup_factor(400, 100, True) == 0.5
+    assert warmup_factor(400, 100, False) == 1.0
