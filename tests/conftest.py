@@ -15,8 +15,16 @@ def _save(path, config, model, **extra):
     from attnkit import __version__
     from attnkit.training.checkpoint import atomic_torch_save
 
-    atomic_torch_save({"attnkit_version": __version__, "config": to_dict(config), "step": 0,
-                       "model": model.state_dict(), **extra}, path)
+    atomic_torch_save(
+        {
+            "attnkit_version": __version__,
+            "config": to_dict(config),
+            "step": 0,
+            "model": model.state_dict(),
+            **extra,
+        },
+        path,
+    )
     return path
 
 
@@ -33,8 +41,13 @@ def translator_ckpt(tmp_path_factory):
     config.model.rnn.embed_size = config.model.rnn.hidden_size = 16
     torch.manual_seed(0)
     model = build_model(config.model, len(tok))
-    return _save(tmp_path_factory.mktemp("tr") / "model.pt", config, model, tokenizer=tok.model_proto,
-                 target_ids=list(range(len(tok))))
+    return _save(
+        tmp_path_factory.mktemp("tr") / "model.pt",
+        config,
+        model,
+        tokenizer=tok.model_proto,
+        target_ids=list(range(len(tok))),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -50,8 +63,13 @@ def transformer_ckpt(tmp_path_factory, translator_ckpt):
     t.d_model, t.num_heads, t.ff_size, t.encoder_layers, t.decoder_layers = 16, 2, 32, 2, 2
     torch.manual_seed(0)
     model = build_model(config.model, len(tok))
-    return _save(tmp_path_factory.mktemp("tf") / "model.pt", config, model, tokenizer=tok.model_proto,
-                 target_ids=list(range(len(tok))))
+    return _save(
+        tmp_path_factory.mktemp("tf") / "model.pt",
+        config,
+        model,
+        tokenizer=tok.model_proto,
+        target_ids=list(range(len(tok))),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -66,5 +84,10 @@ def classifier_ckpt(tmp_path_factory):
     config.model.han.embed_size, config.model.han.word_hidden, config.model.han.sentence_hidden = 8, 4, 4
     torch.manual_seed(0)
     model = build_model(config.model, len(vocab), num_classes=5)
-    return _save(tmp_path_factory.mktemp("han") / "model.pt", config, model, vocabulary=vocab.words,
-                 labels=["1", "2", "3", "4", "5"])
+    return _save(
+        tmp_path_factory.mktemp("han") / "model.pt",
+        config,
+        model,
+        vocabulary=vocab.words,
+        labels=["1", "2", "3", "4", "5"],
+    )

@@ -12,13 +12,16 @@ VOCAB = 24
 
 def tiny_rnn(scorer: str = "additive", input_feeding: bool = True, rnn_type: str = "gru") -> RNNSeq2Seq:
     torch.manual_seed(0)
-    return RNNSeq2Seq(VOCAB, 16, 16, scorer=scorer, rnn_type=rnn_type, dropout=0.0, input_feeding=input_feeding)
+    return RNNSeq2Seq(
+        VOCAB, 16, 16, scorer=scorer, rnn_type=rnn_type, dropout=0.0, input_feeding=input_feeding
+    )
 
 
 def tiny_transformer() -> TransformerSeq2Seq:
     torch.manual_seed(0)
-    return TransformerSeq2Seq(VOCAB, d_model=16, num_heads=2, ff_size=32, encoder_layers=2, decoder_layers=2,
-                              dropout=0.0)
+    return TransformerSeq2Seq(
+        VOCAB, d_model=16, num_heads=2, ff_size=32, encoder_layers=2, decoder_layers=2, dropout=0.0
+    )
 
 
 def random_sequences(n: int, seed: int = 0, low: int = 4, max_len: int = 7) -> list[list[int]]:

@@ -28,16 +28,27 @@ class Classification:
     word_weights: list[list[float]]
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "label": self.label,
-                "probabilities": {k: round(v, 5) for k, v in self.probabilities.items()},
-                "sentences": self.sentences, "sentence_weights": [round(w, 5) for w in self.sentence_weights],
-                "word_weights": [[round(w, 5) for w in row] for row in self.word_weights]}
+        return {
+            "text": self.text,
+            "label": self.label,
+            "probabilities": {k: round(v, 5) for k, v in self.probabilities.items()},
+            "sentences": self.sentences,
+            "sentence_weights": [round(w, 5) for w in self.sentence_weights],
+            "word_weights": [[round(w, 5) for w in row] for row in self.word_weights],
+        }
 
 
 class Classifier:
-    def __init__(self, model: nn.Module, vocab: Vocabulary, labels: list[str], config: ExperimentConfig,
-                 path: str = "") -> None:
-        self.model, self.vocab, self.labels, self.config, self.path = model.eval(), vocab, labels, config, path
+    def __init__(
+        self, model: nn.Module, vocab: Vocabulary, labels: list[str], config: ExperimentConfig, path: str = ""
+    ) -> None:
+        self.model, self.vocab, self.labels, self.config, self.path = (
+            model.eval(),
+            vocab,
+            labels,
+            config,
+            path,
+        )
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> Classifier:
@@ -63,12 +74,18 @@ class Classifier:
             probs = torch.softmax(result.logits, -1)
             for i, doc in enumerate(chunk):
                 sents = [s[:60] for s in doc.sentences[:30]]
-                out.append(Classification(
-                    text=doc.text, label=self.labels[int(probs[i].argmax())],
-                    probabilities={c: float(p) for c, p in zip(self.labels, probs[i])}, sentences=sents,
-                    sentence_weights=result.sentence_weights[i, : len(sents)].tolist(),
-                    word_weights=[result.word_weights[i, j, : len(s)].tolist() for j, s in enumerate(sents)],
-                ))
+                out.append(
+                    Classification(
+                        text=doc.text,
+                        label=self.labels[int(probs[i].argmax())],
+                        probabilities={c: float(p) for c, p in zip(self.labels, probs[i])},
+                        sentences=sents,
+                        sentence_weights=result.sentence_weights[i, : len(sents)].tolist(),
+                        word_weights=[
+                            result.word_weights[i, j, : len(s)].tolist() for j, s in enumerate(sents)
+                        ],
+                    )
+                )
         return out
 
     def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:

@@ -24,8 +24,9 @@ def softmax(scores: Array, mask: NDArray[np.bool_] | None = None, temperature: f
     return np.divide(exp, total, out=np.zeros_like(exp), where=total > 0)
 
 
-def attend(scores: Array, values: Array, mask: NDArray[np.bool_] | None = None,
-           temperature: float = 1.0) -> tuple[Array, Array]:
+def attend(
+    scores: Array, values: Array, mask: NDArray[np.bool_] | None = None, temperature: float = 1.0
+) -> tuple[Array, Array]:
     """scores (..., T, S), values (..., S, Dv) -> context (..., T, Dv), weights (..., T, S)."""
     weights = softmax(scores, mask, temperature)
     return weights @ values, weights
@@ -57,13 +58,20 @@ def location_scores(query: Array, w: Array, b: Array, positions: Array) -> Array
     return (query @ w.T + b) @ positions.T
 
 
-def multi_head(query: Array, key: Array, value: Array, params: dict[str, Array], num_heads: int,
-               mask: NDArray[np.bool_] | None = None) -> tuple[Array, Array]:
+def multi_head(
+    query: Array,
+    key: Array,
+    value: Array,
+    params: dict[str, Array],
+    num_heads: int,
+    mask: NDArray[np.bool_] | None = None,
+) -> tuple[Array, Array]:
     """Multi-head attention with params w_q, b_q, w_k, b_k, w_v, b_v, w_o, b_o (nn.Linear layout).
 
     query (B, T, D), key/value (B, S, D), mask broadcastable to (B, H, T, S)
     -> output (B, T, D), weights (B, H, T, S)
     """
+
     def split(x: Array) -> Array:
         b, n, d = x.shape
         return x.reshape(b, n, num_heads, d // num_heads).transpose(0, 2, 1, 3)
@@ -78,8 +86,9 @@ def multi_head(query: Array, key: Array, value: Array, params: dict[str, Array],
     return merged @ params["w_o"].T + params["b_o"], weights
 
 
-def attention_pooling(states: Array, w: Array, b: Array, u: Array,
-                      mask: NDArray[np.bool_] | None = None) -> tuple[Array, Array]:
+def attention_pooling(
+    states: Array, w: Array, b: Array, u: Array, mask: NDArray[np.bool_] | None = None
+) -> tuple[Array, Array]:
     """HAN pooling: a = softmax(tanh(W h + b) . u). states (B, L, D) -> (B, D), (B, L)."""
     weights = softmax(np.tanh(states @ w.T + b) @ u, mask)
     return (weights[:, :, None] * states).sum(axis=1), weights

@@ -35,18 +35,27 @@ class Translation:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "source": self.source, "translation": self.translation,
-            "source_tokens": self.source_tokens, "target_tokens": self.target_tokens,
+            "source": self.source,
+            "translation": self.translation,
+            "source_tokens": self.source_tokens,
+            "target_tokens": self.target_tokens,
             "attention": [[round(float(x), 5) for x in row] for row in self.attention],
-            "score": round(self.score, 5), **({"alternatives": self.alternatives} if self.alternatives else {}),
+            "score": round(self.score, 5),
+            **({"alternatives": self.alternatives} if self.alternatives else {}),
         }
 
 
 class Translator:
     """A model, its tokenizer and its config, loaded from one checkpoint file."""
 
-    def __init__(self, model: nn.Module, tokenizer: SubwordTokenizer, config: ExperimentConfig,
-                 path: str = "", max_source_tokens: int = 200) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        tokenizer: SubwordTokenizer,
+        config: ExperimentConfig,
+        path: str = "",
+        max_source_tokens: int = 200,
+    ) -> None:
         self.model, self.tokenizer, self.config, self.path = model.eval(), tokenizer, config, path
         self.max_source_tokens = max_source_tokens
 
@@ -64,13 +73,21 @@ class Translator:
     def _encode(self, text: str) -> list[int]:
         ids = self.tokenizer.encode(text)
         if len(ids) > self.max_source_tokens:
-            warnings.warn(f"source of {len(ids)} subwords truncated to {self.max_source_tokens}", stacklevel=3)
+            warnings.warn(
+                f"source of {len(ids)} subwords truncated to {self.max_source_tokens}", stacklevel=3
+            )
             ids = ids[: self.max_source_tokens]
         return ids
 
     @torch.no_grad()
-    def translate(self, sentences: Sequence[str], beam: int = 5, batch_size: int = 64, alpha: float = 1.0,
-                  n_best: int = 1) -> list[Translation]:
+    def translate(
+        self,
+        sentences: Sequence[str],
+        beam: int = 5,
+        batch_size: int = 64,
+        alpha: float = 1.0,
+        n_best: int = 1,
+    ) -> list[Translation]:
         """Translate sentences in length-sorted batches; output order = input order.
 
         Empty (or whitespace-only) sentences give empty translations without running the model.
@@ -88,7 +105,7 @@ class Translator:
                 hyps = beam_search(self.model, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
             for i, nbest in zip(chunk, hyps):
                 results[i] = self._result(sentences[i], encoded[i], nbest)
-        for i, text in enumerate(texts):
+        for i in range(len(texts)):
             if results[i] is None:
                 results[i] = Translation(sentences[i], "", [], [], np.zeros((0, 0), dtype=np.float32), 0.0)
         return [r for r in results if r is not None]
@@ -106,8 +123,14 @@ class Translator:
         )
 
     @torch.no_grad()
-    def forced_attention(self, sources: Sequence[str], targets: Sequence[str], layer: int | None = None,
-                         heads: Sequence[int] | None = None, batch_size: int = 64) -> list[tuple[list[str], list[str], np.ndarray]]:
+    def forced_attention(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        layer: int | None = None,
+        heads: Sequence[int] | None = None,
+        batch_size: int = 64,
+    ) -> list[tuple[list[str], list[str], np.ndarray]]:
         """Attention while the model is forced to produce the given targets (teacher forcing).
 
         Returns per pair (source pieces + </s>, target pieces + </s>, attention (T, S)). For a
@@ -125,8 +148,13 @@ class Translator:
             maps = self._maps(batch, layer, heads)  # (B, T, S)
             for row, i in enumerate(chunk):
                 s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
-                out.append((self.tokenizer.pieces(src_ids[i]) + ["</s>"], self.tokenizer.pieces(tgt_ids[i]) + ["</s>"],
-                            maps[row, :t, :s].numpy()))
+                out.append(
+                    (
+                        self.tokenizer.pieces(src_ids[i]) + ["</s>"],
+                        self.tokenizer.pieces(tgt_ids[i]) + ["</s>"],
+                        maps[row, :t, :s].numpy(),
+                    )
+                )
         return out
 
     def _maps(self, batch: Any, layer: int | None, heads: Sequence[int] | None) -> torch.Tensor:
@@ -136,7 +164,7 @@ class Translator:
             return self.model(batch.src, batch.src_mask, batch.tgt_in).attention
         out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)
         n_layers = len(out.layer_attention)
-        chosen = self.model.attention_layer if layer is None else layer
+        chosen = int(getattr(self.model, "attention_layer", -1)) if layer is None else layer
         if not -n_layers <= chosen < n_layers:
             raise ValueError(f"layer {chosen} out of range: the model has {n_layers} decoder layers")
         maps = out.layer_attention[chosen]  # (B, H, T, S)

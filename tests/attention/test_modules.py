@@ -101,8 +101,9 @@ def test_attention_pooling_zero_on_padding_and_reference():
     ctx, w = pool(states, mask)
     assert (w[1, 2:] == 0).all() and (w[2] == 0).all() and (ctx[2] == 0).all()
     p = {n: t.detach().double().numpy() for n, t in pool.named_parameters()}
-    ref_ctx, ref_w = reference.attention_pooling(states.double().numpy(), p["proj.weight"], p["proj.bias"],
-                                                 p["context_vector"], mask.numpy())
+    ref_ctx, ref_w = reference.attention_pooling(
+        states.double().numpy(), p["proj.weight"], p["proj.bias"], p["context_vector"], mask.numpy()
+    )
     np.testing.assert_allclose(w.detach().numpy(), ref_w, atol=1e-6)
     np.testing.assert_allclose(ctx.detach().numpy(), ref_ctx, atol=1e-5)
 
@@ -140,8 +141,13 @@ def test_entropy_excludes_padding_queries():
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=st.integers(1, 4), cols=st.integers(1, 7), scale=st.sampled_from([1.0, 1e2, 1e4]),
-       temp=st.floats(0.1, 5.0), seed=st.integers(0, 10_000))
+@given(
+    rows=st.integers(1, 4),
+    cols=st.integers(1, 7),
+    scale=st.sampled_from([1.0, 1e2, 1e4]),
+    temp=st.floats(0.1, 5.0),
+    seed=st.integers(0, 10_000),
+)
 def test_property_masked_softmax_matches_reference(rows, cols, scale, temp, seed):
     g = torch.Generator().manual_seed(seed)
     scores = torch.randn(rows, cols, generator=g, dtype=torch.float64) * scale

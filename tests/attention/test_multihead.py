@@ -78,8 +78,9 @@ def test_matches_numpy_reference():
         linear = getattr(mha, name)
         params[f"w_{short}"] = linear.weight.detach().double().numpy()
         params[f"b_{short}"] = linear.bias.detach().double().numpy()
-    ref_out, ref_w = reference.multi_head(q.double().numpy(), kv.double().numpy(), kv.double().numpy(),
-                                          params, H, mask.numpy()[:, None])
+    ref_out, ref_w = reference.multi_head(
+        q.double().numpy(), kv.double().numpy(), kv.double().numpy(), params, H, mask.numpy()[:, None]
+    )
     np.testing.assert_allclose(out.detach().numpy(), ref_out, atol=1e-5)
     np.testing.assert_allclose(w.detach().numpy(), ref_w, atol=1e-5)
 
@@ -127,8 +128,11 @@ def test_causal_mask_shape_and_values():
 
 @settings(max_examples=30, deadline=None)
 @given(
-    batch=st.integers(1, 3), tgt=st.integers(1, 6), src=st.integers(1, 6),
-    heads=st.sampled_from([1, 2, 4]), seed=st.integers(0, 1000),
+    batch=st.integers(1, 3),
+    tgt=st.integers(1, 6),
+    src=st.integers(1, 6),
+    heads=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 1000),
 )
 def test_property_weights_distribution_under_random_masks(batch, tgt, src, heads, seed):
     g = torch.Generator().manual_seed(seed)

@@ -102,7 +102,9 @@ def _reference_scores(name, scorer, q, k):
     if name in ("general", "bilinear"):
         return reference.general_scores(q, k, p["key_proj.weight"])
     if name in ("additive", "bahdanau", "concat"):
-        return reference.additive_scores(q, k, p["query_proj.weight"], p["key_proj.weight"], p["energy.weight"])
+        return reference.additive_scores(
+            q, k, p["query_proj.weight"], p["key_proj.weight"], p["energy.weight"]
+        )
     if name == "location":
         return reference.location_scores(
             q, p["query_proj.weight"], p["query_proj.bias"], p["positions.weight"][: k.shape[1]]

@@ -34,12 +34,15 @@ def test_translate_transformer_plot_writes_head_grid(transformer_ckpt, tmp_path)
     assert out.stat().st_size > 1000 and (tmp_path / "att-heads.png").stat().st_size > 1000
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["translate", "--model", "no-such-model", "x"], "no model 'no-such-model'"),
-    (["translate", "--beam", "0", "x"], "--beam"),
-    (["evaluate", "--src", "/nonexistent.en", "--ref", "/nonexistent.fr"], "no such file"),
-    (["train", "/nonexistent.yaml"], "cannot read config"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["translate", "--model", "no-such-model", "x"], "no model 'no-such-model'"),
+        (["translate", "--beam", "0", "x"], "--beam"),
+        (["evaluate", "--src", "/nonexistent.en", "--ref", "/nonexistent.fr"], "no such file"),
+        (["train", "/nonexistent.yaml"], "cannot read config"),
+    ],
+)
 def test_errors_exit_2_with_a_message(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
@@ -53,25 +56,77 @@ def test_plot_output_format_is_checked(translator_ckpt, tmp_path, capsys):
 def test_evaluate_reports_measured_numbers(translator_ckpt, tmp_path, capsys):
     (tmp_path / "s.en").write_text("ab cd\nhij\n")
     (tmp_path / "r.fr").write_text("ab cd\nhij\n")
-    assert main(["evaluate", "--model", str(translator_ckpt), "--src", str(tmp_path / "s.en"),
-                 "--ref", str(tmp_path / "r.fr"), "--beam", "2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(translator_ckpt),
+                "--src",
+                str(tmp_path / "s.en"),
+                "--ref",
+                str(tmp_path / "r.fr"),
+                "--beam",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
-    for key in ("bleu", "chrf", "signature", "attention_entropy", "sentences_per_second", "ms_per_sentence",
-                "peak_memory_mb", "n_sentences"):
+    for key in (
+        "bleu",
+        "chrf",
+        "signature",
+        "attention_entropy",
+        "sentences_per_second",
+        "ms_per_sentence",
+        "peak_memory_mb",
+        "n_sentences",
+    ):
         assert key in report
-    assert report["n_sentences"] == 2 and report["peak_memory_mb"] > 50 and "13a" in report["signature"]["bleu"]
+    assert (
+        report["n_sentences"] == 2 and report["peak_memory_mb"] > 50 and "13a" in report["signature"]["bleu"]
+    )
 
 
 def test_align_with_gold_prints_aer(translator_ckpt, tmp_path, capsys):
     (tmp_path / "s.en").write_text("ab cd\n")
     (tmp_path / "t.fr").write_text("ab cd\n")
     (tmp_path / "g.naacl").write_text("1 1 1 S\n1 2 2 P\n")
-    assert main(["align", "--model", str(translator_ckpt), "--src", str(tmp_path / "s.en"),
-                 "--tgt", str(tmp_path / "t.fr")]) == 0
+    assert (
+        main(
+            [
+                "align",
+                "--model",
+                str(translator_ckpt),
+                "--src",
+                str(tmp_path / "s.en"),
+                "--tgt",
+                str(tmp_path / "t.fr"),
+            ]
+        )
+        == 0
+    )
     links = capsys.readouterr().out.split()
     assert len(links) == 2 and all("-" in x for x in links)
-    assert main(["align", "--model", str(translator_ckpt), "--src", str(tmp_path / "s.en"),
-                 "--tgt", str(tmp_path / "t.fr"), "--gold", str(tmp_path / "g.naacl"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "align",
+                "--model",
+                str(translator_ckpt),
+                "--src",
+                str(tmp_path / "s.en"),
+                "--tgt",
+                str(tmp_path / "t.fr"),
+                "--gold",
+                str(tmp_path / "g.naacl"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert 0.0 <= report["aer"] <= 1.0 and report["n_sentences"] == 1
 

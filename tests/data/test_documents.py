@@ -16,21 +16,33 @@ from attnkit.data.documents import (
 from attnkit.data.parallel import DataError
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Love it!!! Great fit.", ["Love it!!!", "Great fit."]),
-    ("Great quality.I love it", ["Great quality.", "I love it"]),
-    ("Mr. Smith liked it. So did I", ["Mr. Smith liked it.", "So did I"]),
-    ("Fits e.g. my mom. Nice", ["Fits e.g. my mom.", "Nice"]),
-    ("first line\r\nsecond line", ["first line", "second line"]),
-    ("Size 34.5 is ok. Yes", ["Size 34.5 is ok.", "Yes"]),
-    ("So cute 😍😍 love", ["So cute 😍😍 love"]),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Love it!!! Great fit.", ["Love it!!!", "Great fit."]),
+        ("Great quality.I love it", ["Great quality.", "I love it"]),
+        ("Mr. Smith liked it. So did I", ["Mr. Smith liked it.", "So did I"]),
+        ("Fits e.g. my mom. Nice", ["Fits e.g. my mom.", "Nice"]),
+        ("first line\r\nsecond line", ["first line", "second line"]),
+        ("Size 34.5 is ok. Yes", ["Size 34.5 is ok.", "Yes"]),
+        ("So cute 😍😍 love", ["So cute 😍😍 love"]),
+    ],
+)
 def test_split_sentences(text, expected):
     assert split_sentences(text) == expected
 
 
 def test_tokenize_keeps_review_tokens():
-    assert tokenize("I'm 5'8\" and it's GREAT!!! 😍...") == ["i'm", "5'8\"", "and", "it's", "great", "!!!", "😍", "..."]
+    assert tokenize("I'm 5'8\" and it's GREAT!!! 😍...") == [
+        "i'm",
+        "5'8\"",
+        "and",
+        "it's",
+        "great",
+        "!!!",
+        "😍",
+        "...",
+    ]
 
 
 def test_read_documents_errors_name_file_and_line(tmp_path):
@@ -45,7 +57,7 @@ def test_read_documents_errors_name_file_and_line(tmp_path):
 
 def test_read_documents_custom_fields_and_csv(tmp_path):
     path = tmp_path / "r.csv"
-    path.write_text("body,stars\n\"Nice. Good\",4\nBad,1\n")
+    path.write_text('body,stars\n"Nice. Good",4\nBad,1\n')
     docs, labels = read_documents(path, text_field="body", label_field="stars", title_field="")
     assert labels == ["1", "4"] and [d.label for d in docs] == [1, 0]
     assert docs[0].sentences == [["nice", "."], ["good"]]

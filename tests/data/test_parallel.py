@@ -20,11 +20,14 @@ def test_tsv_reads_first_two_columns(tmp_path):
     assert read_parallel(path) == (["Go.", "Hi."], ["Va !", "Salut !"])
 
 
-@pytest.mark.parametrize("content,problem", [
-    (b"Go.\tVa !\nno tab here\n", "no tab"),
-    (b"Go.\tVa !\n\t\xc3\xa7a\n", "empty source"),
-    (b"Go.\tVa !\nHi.\t\xff\xfe\n", "invalid UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content,problem",
+    [
+        (b"Go.\tVa !\nno tab here\n", "no tab"),
+        (b"Go.\tVa !\n\t\xc3\xa7a\n", "empty source"),
+        (b"Go.\tVa !\nHi.\t\xff\xfe\n", "invalid UTF-8"),
+    ],
+)
 def test_malformed_tsv_names_file_and_line(tmp_path, content, problem):
     path = tmp_path / "bad.tsv"
     path.write_bytes(content)

@@ -1,4 +1,4 @@
-"""HAN: attention is a distribution over real words/sentences, zero on padding; batch independence; learning."""
+"""HAN: attention sums to 1 over real words/sentences, is 0 on padding; batch independence; learning."""
 
 import torch
 import torch.nn.functional as F
@@ -13,7 +13,11 @@ def _setup():
     docs = [document_from_text(t, label=i % 2) for i, t in enumerate(TEXTS)]
     vocab = Vocabulary.build(docs, min_freq=1)
     torch.manual_seed(0)
-    return docs, vocab, HAN(len(vocab), num_classes=2, embed_size=8, word_hidden=4, sentence_hidden=4, dropout=0.0).eval()
+    return (
+        docs,
+        vocab,
+        HAN(len(vocab), num_classes=2, embed_size=8, word_hidden=4, sentence_hidden=4, dropout=0.0).eval(),
+    )
 
 
 def test_weights_sum_to_one_over_real_tokens_and_zero_on_padding():
@@ -37,7 +41,9 @@ def test_document_alone_equals_inside_padded_batch():
         alone = model(alone_batch.words, alone_batch.word_mask)
         torch.testing.assert_close(alone.logits[0], together.logits[i], atol=1e-5, rtol=1e-5)
         n, w = alone_batch.words.shape[1:]
-        torch.testing.assert_close(alone.word_weights[0], together.word_weights[i, :n, :w], atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(
+            alone.word_weights[0], together.word_weights[i, :n, :w], atol=1e-6, rtol=1e-5
+        )
 
 
 def test_overfits_tiny_set():

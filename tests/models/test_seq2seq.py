@@ -25,8 +25,11 @@ def _batch():
 def test_stepping_equals_teacher_forced_forward(name):
     model = MODELS[name]().eval()
     b = _batch()
-    full = model(b.src, b.src_mask, b.tgt_in, need_attention=True) if name == "transformer" else \
-        model(b.src, b.src_mask, b.tgt_in)
+    full = (
+        model(b.src, b.src_mask, b.tgt_in, need_attention=True)
+        if name == "transformer"
+        else model(b.src, b.src_mask, b.tgt_in)
+    )
     state = model.encode(b.src, b.src_mask)
     steps, maps = [], []
     for t in range(b.tgt_in.shape[1]):
@@ -45,7 +48,12 @@ def test_transformer_returns_every_layer_and_head():
     model = tiny_transformer().eval()
     b = _batch()
     out = model(b.src, b.src_mask, b.tgt_in, all_layers=True)
-    assert len(out.layer_attention) == 2 and out.layer_attention[0].shape == (3, 2, b.tgt_in.shape[1], b.src.shape[1])
+    assert len(out.layer_attention) == 2 and out.layer_attention[0].shape == (
+        3,
+        2,
+        b.tgt_in.shape[1],
+        b.src.shape[1],
+    )
     torch.testing.assert_close(out.attention, out.layer_attention[-1].mean(1))
 
 
@@ -58,8 +66,11 @@ def test_overfits_reverse_task(name):
     opt = torch.optim.Adam(model.parameters(), lr=0.02)
     for _ in range(150):
         logits = model(b.src, b.src_mask, b.tgt_in).logits
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), model.output.targets(b.tgt_out).reshape(-1),
-                               ignore_index=IGNORE)
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]),
+            model.output.targets(b.tgt_out).reshape(-1),
+            ignore_index=IGNORE,
+        )
         opt.zero_grad()
         loss.backward()
         opt.step()

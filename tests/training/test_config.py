@@ -19,7 +19,9 @@ def test_every_shipped_config_loads(path):
 def test_unknown_key_names_it_and_lists_valid_keys(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("training:\n  learning_rate: 0.1\n")
-    with pytest.raises(ConfigError, match=r"unknown config key 'training.learning_rate'; valid keys here: .*lr"):
+    with pytest.raises(
+        ConfigError, match=r"unknown config key 'training.learning_rate'; valid keys here: .*lr"
+    ):
         load_config(path)
 
 
@@ -34,7 +36,9 @@ def test_wrong_type_and_unknown_choice(tmp_path):
 
 def test_overrides_are_parsed_and_checked():
     config = load_config(None, ["training.lr=0.5", "model.rnn.scorer=general", "data.train=[a.tsv]"])
-    assert config.training.lr == 0.5 and config.model.rnn.scorer == "general" and config.data.train == ["a.tsv"]
+    assert (
+        config.training.lr == 0.5 and config.model.rnn.scorer == "general" and config.data.train == ["a.tsv"]
+    )
     with pytest.raises(ConfigError, match="expects key=value"):
         load_config(None, ["training.lr"])
 

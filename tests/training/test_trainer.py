@@ -18,8 +18,13 @@ TOY = str(ROOT / "configs" / "toy-copy.yaml")
 
 
 def _sets(out: Path, **extra: object) -> list[str]:
-    values = {"training.out_dir": str(out), "training.progress": False, "data.train": f"[{ROOT}/tests/fixtures/toy_copy.tsv]",
-              "data.dev": f"[{ROOT}/tests/fixtures/toy_copy_dev.tsv]", **extra}
+    values = {
+        "training.out_dir": str(out),
+        "training.progress": False,
+        "data.train": f"[{ROOT}/tests/fixtures/toy_copy.tsv]",
+        "data.dev": f"[{ROOT}/tests/fixtures/toy_copy_dev.tsv]",
+        **extra,
+    }
     return [x for k, v in values.items() for x in ("--set", f"{k}={v}")]
 
 
@@ -32,7 +37,10 @@ def _weights(path: Path) -> dict[str, torch.Tensor]:
 
 
 def test_toy_run_learns_and_writes_checkpoints(tmp_path):
-    assert main(["train", TOY, *_sets(tmp_path, **{"training.max_steps": 100, "training.validate_every": 50})]) == 0
+    assert (
+        main(["train", TOY, *_sets(tmp_path, **{"training.max_steps": 100, "training.validate_every": 50})])
+        == 0
+    )
     ckpt = load_checkpoint(tmp_path / "best.pt")
     assert ckpt["attnkit_version"] and ckpt["tokenizer"] and ckpt["config"]["name"] == "toy-copy"
     history = ckpt["position"]["history"]
@@ -46,7 +54,9 @@ def test_resume_after_kill_reaches_the_same_state(tmp_path):
     full = tmp_path / "full"
     subprocess.run(_cli(full, **steps), check=True, capture_output=True, cwd=ROOT)
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(_cli(killed, **steps), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _cli(killed, **steps), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while not (killed / "step-20.pt").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -61,8 +71,13 @@ def test_resume_after_kill_reaches_the_same_state(tmp_path):
 
 
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
-    proc = subprocess.Popen(_cli(tmp_path, **{"training.max_steps": 100000, "training.validate_every": 0}),
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _cli(tmp_path, **{"training.max_steps": 100000, "training.validate_every": 0}),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline:
         time.sleep(0.5)
@@ -83,8 +98,18 @@ def test_ddp_two_processes_match_one_process(tmp_path):
     single = tmp_path / "single"
     subprocess.run(_cli(single, **steps), check=True, capture_output=True, cwd=ROOT)
     ddp = tmp_path / "ddp"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29531",
-           "-m", "attnkit", "train", TOY, *_sets(ddp, **steps)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node=2",
+        "--master_port=29531",
+        "-m",
+        "attnkit",
+        "train",
+        TOY,
+        *_sets(ddp, **steps),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     assert result.returncode == 0, result.stderr[-2000:]

@@ -9,7 +9,9 @@ from attnkit.visualization.html import attention_page
 
 def test_heatmap_has_token_labels_colorbar_and_values(tmp_path):
     weights = np.array([[0.8, 0.2], [0.1, 0.9], [0.5, 0.5]])
-    fig = attention_figure(weights, ["\u2581The", "\u2581cat"], ["\u2581Le", "\u2581chat", "</s>"], values=True)
+    fig = attention_figure(
+        weights, ["\u2581The", "\u2581cat"], ["\u2581Le", "\u2581chat", "</s>"], values=True
+    )
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["The", "cat"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["Le", "chat", "</s>"]

@@ -184,8 +184,13 @@ class CrossAttention(nn.Module):
         q = self.query_proj(query)  # (B, T, D)
         k = self.key_proj(key)  # (B, S, D)
         scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(self.hidden_size)  # (B, T, S)
-        out = attend(scores, self.value_proj(value), _mask_3d(mask, key.shape[0], key.shape[1]),
-                     dropout=self.dropout_rate, training=self.training)
+        out = attend(
+            scores,
+            self.value_proj(value),
+            _mask_3d(mask, key.shape[0], key.shape[1]),
+            dropout=self.dropout_rate,
+            training=self.training,
+        )
         assert out.weights is not None
         return self.out_proj(out.context), out.weights
 
@@ -209,7 +214,8 @@ class SelfAttention(CrossAttention):
         check_rank("x", x, "(B, T, D)")
         if self.causal:
             causal = causal_mask(x.shape[1], x.device)
-            mask = causal if mask is None else _mask_3d(mask, x.shape[0], x.shape[1]) & causal
+            padding = _mask_3d(mask, x.shape[0], x.shape[1])
+            mask = causal if padding is None else padding & causal
         return super().forward(x, x, x, mask)
 
 

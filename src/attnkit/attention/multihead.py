@@ -1,6 +1,7 @@
 """Multi-head attention (Vaswani et al. 2017, sec. 3.2.2), batch-first, with a fused fast path.
 
-``MultiHead(Q, K, V) = Concat(head_1..head_H) W_O``, ``head_h = softmax(Q W_Q^h (K W_K^h)^T / sqrt(Dh)) V W_V^h``.
+``MultiHead(Q, K, V) = Concat(head_1..head_H) W_O``,
+``head_h = softmax(Q W_Q^h (K W_K^h)^T / sqrt(Dh)) V W_V^h``.
 
 When weights are not requested the fused ``torch.nn.functional.scaled_dot_product_attention``
 runs; when they are, the eager path (``attend``) runs and returns per-head weights (B, H, T, S).

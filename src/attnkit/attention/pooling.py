@@ -66,7 +66,8 @@ class HierarchicalAttention(nn.Module):
         super().__init__()
         self.word_pool = AttentionPooling(word_hidden_size)
         self.bridge = (
-            nn.Identity() if word_hidden_size == sentence_hidden_size
+            nn.Identity()
+            if word_hidden_size == sentence_hidden_size
             else nn.Linear(word_hidden_size, sentence_hidden_size)
         )
         self.sentence_pool = AttentionPooling(sentence_hidden_size)

@@ -29,6 +29,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         x: (B, T, D) -> x + PE[offset : offset + T]  (B, T, D)
     """
 
+    table: Tensor
+
     def __init__(self, dim: int, initial_length: int = 256) -> None:
         super().__init__()
         self.dim = dim

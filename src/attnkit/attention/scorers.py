@@ -152,9 +152,7 @@ class LocationScorer(Scorer):
     def score(self, query: Tensor, keys: Tensor, keys_proj: Tensor | None) -> Tensor:
         length = keys.shape[1]
         if length > self.positions.num_embeddings:
-            raise ValueError(
-                f"location scorer supports S <= {self.positions.num_embeddings}, got S={length}"
-            )
+            raise ValueError(f"location scorer supports S <= {self.positions.num_embeddings}, got S={length}")
         pos = self.positions.weight[:length]  # (S, Dq)
         return self.query_proj(query) @ pos.t()  # (B, T, S)
 

@@ -20,8 +20,11 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--threshold", type=float, default=0.3, help="for --method threshold")
     p.add_argument("--layer", type=int, help="Transformer: decoder layer whose cross-attention is used")
     p.add_argument("--heads", help="Transformer: comma-separated head indices to average (default all)")
-    p.add_argument("--search", action="store_true",
-                   help="with --gold: print AER for every layer and head (use on a dev/trial set only)")
+    p.add_argument(
+        "--search",
+        action="store_true",
+        help="with --gold: print AER for every layer and head (use on a dev/trial set only)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
@@ -45,20 +48,35 @@ def run(args: argparse.Namespace) -> int:
             print(pharaoh(sentence))
         return 0
     score = _score(args.gold, links)
-    report = {"aer": round(score.aer, 4), "precision": round(score.precision, 4), "recall": round(score.recall, 4),
-              "n_sentences": score.n_sentences, "method": args.method, "layer": args.layer, "heads": heads}
+    report = {
+        "aer": round(score.aer, 4),
+        "precision": round(score.precision, 4),
+        "recall": round(score.recall, 4),
+        "n_sentences": score.n_sentences,
+        "method": args.method,
+        "layer": args.layer,
+        "heads": heads,
+    }
     print(json.dumps(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
     return 0
 
 
-def word_links(translator: Any, sources: list[str], targets: list[str], method: str, threshold: float,
-               layer: int | None, heads: list[int] | None) -> list[set[tuple[int, int]]]:
+def word_links(
+    translator: Any,
+    sources: list[str],
+    targets: list[str],
+    method: str,
+    threshold: float,
+    layer: int | None,
+    heads: list[int] | None,
+) -> list[set[tuple[int, int]]]:
     from ..data.words import aggregate_to_words
     from ..evaluation.alignment import align
 
     out = []
-    for (src_p, tgt_p, att), src, tgt in zip(translator.forced_attention(sources, targets, layer, heads),
-                                             sources, targets):
+    for (src_p, tgt_p, att), src, tgt in zip(
+        translator.forced_attention(sources, targets, layer, heads), sources, targets
+    ):
         words = aggregate_to_words(att, src_p, tgt_p)[:-1, :-1]  # drop </s> row and column
         if words.shape != (len(tgt.split()), len(src.split())):
             print(f"warning: word count mismatch in {src[:40]!r}; links may be offset", file=sys.stderr)

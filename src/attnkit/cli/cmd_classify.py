@@ -59,15 +59,22 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation.classification import classification_report
 
     classifier = _load(args.model)
-    docs, _ = read_documents(args.data, args.text_field, args.label_field, args.title_field, classifier.labels)
+    docs, _ = read_documents(
+        args.data, args.text_field, args.label_field, args.title_field, classifier.labels
+    )
     preds = [classifier.labels.index(r.label) for r in classifier.classify_documents(docs)]
     report = classification_report([d.label for d in docs], preds, len(classifier.labels))
     report["labels"], report["model"], report["data"] = classifier.labels, classifier.path, args.data
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"accuracy {report['accuracy']:.4f}  macro-F1 {report['macro_f1']:.4f}  n={report['n_documents']}")
-        print("per-class F1: " + "  ".join(f"{c}:{f:.3f}" for c, f in zip(classifier.labels, report["per_class_f1"])))
+        print(
+            f"accuracy {report['accuracy']:.4f}  macro-F1 {report['macro_f1']:.4f}  n={report['n_documents']}"
+        )
+        print(
+            "per-class F1: "
+            + "  ".join(f"{c}:{f:.3f}" for c, f in zip(classifier.labels, report["per_class_f1"]))
+        )
         print("confusion (rows gold, columns predicted):")
         for c, row in zip(classifier.labels, report["confusion"]):
             print(f"  {c}: " + " ".join(f"{x:5d}" for x in row))

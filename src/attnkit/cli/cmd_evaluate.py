@@ -39,8 +39,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        for key in ("bleu", "chrf", "attention_entropy", "sentences_per_second", "ms_per_sentence",
-                    "model_load_seconds", "peak_memory_mb", "n_sentences"):
+        for key in (
+            "bleu",
+            "chrf",
+            "attention_entropy",
+            "sentences_per_second",
+            "ms_per_sentence",
+            "model_load_seconds",
+            "peak_memory_mb",
+            "n_sentences",
+        ):
             print(f"{key:22s} {report[key]}")
         print(f"{'signature (BLEU)':22s} {report['signature']['bleu']}")
         print(f"{'signature (chrF)':22s} {report['signature']['chrf']}")

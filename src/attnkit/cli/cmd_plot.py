@@ -1,4 +1,4 @@
-"""``attnkit plot FILE --out IMAGE``: heatmaps from saved attention (translate --json lines, .json or .npz)."""
+"""``attnkit plot FILE --out IMAGE``: heatmaps from saved attention (translate --json lines, or .npz)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,13 @@ import numpy as np
 
 
 def add_parser(sub: Any, name: str) -> None:
-    p = sub.add_parser(name, help="draw a heatmap from saved attention (JSON lines from translate --json, or .npz)")
-    p.add_argument("input", help="JSON/JSON-lines with attention, source_tokens, target_tokens; or .npz with the same keys")
+    p = sub.add_parser(
+        name, help="draw a heatmap from saved attention (JSON lines from translate --json, or .npz)"
+    )
+    p.add_argument(
+        "input",
+        help="JSON/JSON-lines with attention, source_tokens, target_tokens; or .npz with the same keys",
+    )
     p.add_argument("--out", required=True, help="image to write (.png, .svg, .pdf)")
     p.add_argument("--index", type=int, default=0, help="which record of a JSON-lines file (default 0)")
     p.add_argument("--values", action=argparse.BooleanOptionalAction, default=None)

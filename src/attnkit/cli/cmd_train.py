@@ -13,8 +13,14 @@ import torch
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="train a model from a YAML config")
     p.add_argument("config", help="YAML experiment file (see configs/)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config field, e.g. --set training.max_minutes=25")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field, e.g. --set training.max_minutes=25",
+    )
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in out_dir")
     p.set_defaults(run=run)
 
@@ -36,8 +42,12 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and previous is None:
         raise ValueError(f"--resume: no checkpoint in {out_dir}")
     task = _make_task(config, load_checkpoint(previous) if previous else None)
-    model = build_model(config.model, task.vocab_size, num_classes=getattr(task, "num_classes", 5),
-                        target_ids=getattr(task, "target_ids", None))
+    model = build_model(
+        config.model,
+        task.vocab_size,
+        num_classes=getattr(task, "num_classes", 5),
+        target_ids=getattr(task, "target_ids", None),
+    )
     trainer = Trainer(config, model, task, started=started)
     if previous is not None:
         trainer.resume(previous)

@@ -17,8 +17,12 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--n-best", type=int, default=1, help="also return the next best hypotheses (JSON)")
     p.add_argument("--json", action="store_true", help="print one JSON object per line, attention included")
     p.add_argument("--plot", metavar="FILE", help="draw the attention of the first sentence (.png/.svg/.pdf)")
-    p.add_argument("--values", action=argparse.BooleanOptionalAction, default=None,
-                   help="write the weight in each heatmap cell (default: for grids up to 12 x 12)")
+    p.add_argument(
+        "--values",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write the weight in each heatmap cell (default: for grids up to 12 x 12)",
+    )
     p.add_argument("--words", action="store_true", help="plot word-level attention (subwords merged)")
     p.set_defaults(run=run)
 

@@ -23,8 +23,27 @@ from .parallel import DataError, normalize, open_text
 
 PAD_WORD, UNK_WORD = "<pad>", "<unk>"
 # Words that end in a period without ending the sentence (not "no." or "in.", which often do).
-ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "vs", "e.g", "i.e", "approx", "jr", "sr", "lbs", "oz", "inc", "ft",
-                 "sz", "apt", "dept", "fig"}
+ABBREVIATIONS = {
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "st",
+    "vs",
+    "e.g",
+    "i.e",
+    "approx",
+    "jr",
+    "sr",
+    "lbs",
+    "oz",
+    "inc",
+    "ft",
+    "sz",
+    "apt",
+    "dept",
+    "fig",
+}
 # A sentence ends at . ! ? (or runs of them, or an ellipsis followed by a capital) before a space/capital/end.
 _BOUNDARY = re.compile(r"([.!?]+)(?=\s|$|[A-Z\"'(])")
 _WORD = re.compile(
@@ -47,7 +66,11 @@ def split_sentences(text: str) -> list[str]:
             last = before[-1].lower().rstrip(".") if before else ""
             if match.group(1) == "." and (last in ABBREVIATIONS or re.fullmatch(r"[a-z]", last)):
                 continue  # "e.g." / "Mr." / an initial
-            if match.group(1) == "." and re.search(r"\d$", line[: match.start()]) and re.match(r"\d", line[end:end + 1]):
+            if (
+                match.group(1) == "."
+                and re.search(r"\d$", line[: match.start()])
+                and re.match(r"\d", line[end : end + 1])
+            ):
                 continue  # a decimal number
             piece = line[start:end].strip()
             if piece:
@@ -79,15 +102,15 @@ def document_from_text(text: str, label: int = -1, title: str = "") -> Document:
 def _records(path: Path) -> list[tuple[int, dict[str, object]]]:
     if path.suffix in (".csv",) or path.name.endswith(".csv.gz"):
         with open_text(path) as raw:
-            rows = list(csv.DictReader(line.decode("utf-8", errors="strict") for line in raw))
+            rows = list(csv.DictReader(line.decode("utf-8") for line in raw))
         return [(i + 2, dict(r)) for i, r in enumerate(rows)]
     out = []
     with open_text(path) as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
                 continue
             try:
-                record = json.loads(raw.decode("utf-8"))
+                record = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise DataError(f"{path}:{number}: not a JSON object ({exc.__class__.__name__})") from None
             if not isinstance(record, dict):
@@ -96,8 +119,13 @@ def _records(path: Path) -> list[tuple[int, dict[str, object]]]:
     return out
 
 
-def read_documents(path: str | Path, text_field: str = "text", label_field: str = "label",
-                   title_field: str = "title", labels: Sequence[str] | None = None) -> tuple[list[Document], list[str]]:
+def read_documents(
+    path: str | Path,
+    text_field: str = "text",
+    label_field: str = "label",
+    title_field: str = "title",
+    labels: Sequence[str] | None = None,
+) -> tuple[list[Document], list[str]]:
     """Read JSONL (or CSV). Labels are mapped to class indices in sorted order, or by ``labels``."""
     path = Path(path)
     rows = _records(path)
@@ -156,8 +184,9 @@ class DocumentBatch:
     labels: Tensor
 
 
-def make_document_batch(docs: Sequence[Document], vocab: Vocabulary, max_sentences: int = 30,
-                        max_words: int = 60) -> DocumentBatch:
+def make_document_batch(
+    docs: Sequence[Document], vocab: Vocabulary, max_sentences: int = 30, max_words: int = 60
+) -> DocumentBatch:
     sents = [[vocab.encode(s[:max_words]) for s in d.sentences[:max_sentences]] for d in docs]
     n = max(len(s) for s in sents)
     w = max(len(x) for s in sents for x in s)
@@ -168,7 +197,9 @@ def make_document_batch(docs: Sequence[Document], vocab: Vocabulary, max_sentenc
     return DocumentBatch(words, words != 0, torch.tensor([d.label for d in docs], dtype=torch.long))
 
 
-def stratified_split(labels: Sequence[int], seed: int = 13, dev: float = 0.1, test: float = 0.1) -> dict[str, list[int]]:
+def stratified_split(
+    labels: Sequence[int], seed: int = 13, dev: float = 0.1, test: float = 0.1
+) -> dict[str, list[int]]:
     """Indices per split, the same class proportions in each; deterministic for a seed."""
     rng = random.Random(seed)
     out: dict[str, list[int]] = {"train": [], "dev": [], "test": []}

@@ -11,7 +11,7 @@ import unicodedata
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 # French typography puts no-break spaces before ; : ! ? and inside guillemets.
 _SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " "}
@@ -32,7 +32,9 @@ def open_text(path: str | Path) -> IO[bytes]:
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file")
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+    if path.suffix == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))  # noqa: SIM115 (the caller closes it)
+    return path.open("rb")
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, str | None]]:

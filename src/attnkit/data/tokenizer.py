@@ -23,7 +23,10 @@ class SubwordTokenizer:
 
     @classmethod
     def train(
-        cls, sentences: Sequence[str], vocab_size: int = 8000, model_type: str = "unigram",
+        cls,
+        sentences: Sequence[str],
+        vocab_size: int = 8000,
+        model_type: str = "unigram",
         seed_sentences: int = 400_000,
     ) -> SubwordTokenizer:
         """Train on ``sentences`` (the training split only). Deterministic for the same input."""
@@ -32,10 +35,20 @@ class SubwordTokenizer:
             text = Path(tmp) / "train.txt"
             text.write_text("\n".join(s for s in sentences if s) + "\n", encoding="utf-8")
             spm.SentencePieceTrainer.train(
-                input=str(text), model_writer=out, vocab_size=vocab_size, model_type=model_type,
-                character_coverage=1.0, unk_id=UNK, pad_id=PAD, bos_id=BOS, eos_id=EOS,
-                input_sentence_size=seed_sentences, shuffle_input_sentence=True,
-                num_threads=2, minloglevel=2, hard_vocab_limit=False,
+                input=str(text),
+                model_writer=out,
+                vocab_size=vocab_size,
+                model_type=model_type,
+                character_coverage=1.0,
+                unk_id=UNK,
+                pad_id=PAD,
+                bos_id=BOS,
+                eos_id=EOS,
+                input_sentence_size=seed_sentences,
+                shuffle_input_sentence=True,
+                num_threads=2,
+                minloglevel=2,
+                hard_vocab_limit=False,
             )
         return cls(out.getvalue())
 

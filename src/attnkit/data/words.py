@@ -25,7 +25,9 @@ def group_words(pieces: Sequence[str]) -> list[str]:
     return ["".join(pieces[i] for i in g).lstrip("\u2581") or pieces[g[0]] for g in word_groups(pieces)]
 
 
-def aggregate_to_words(attention: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Sequence[str]) -> np.ndarray:
+def aggregate_to_words(
+    attention: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Sequence[str]
+) -> np.ndarray:
     """Word-level attention: sum over a source word's pieces (attention mass), mean over a target
     word's pieces (each piece's distribution counts equally). (T, S) -> (T_words, S_words); rows
     still sum to 1."""

@@ -27,8 +27,9 @@ class _Beams:
     finished: list[list[Hypothesis]] = field(default_factory=list)
 
 
-def _finish(beams: _Beams, item: int, token_row: Tensor, score: float, attn: Tensor,
-            alpha: float, src_len: int) -> None:
+def _finish(
+    beams: _Beams, item: int, token_row: Tensor, score: float, attn: Tensor, alpha: float, src_len: int
+) -> None:
     length = token_row.shape[0] + 1  # EOS included
     normed = score / float(length_penalty(torch.tensor(length), alpha))
     tokens = token_row.tolist()
@@ -37,8 +38,14 @@ def _finish(beams: _Beams, item: int, token_row: Tensor, score: float, attn: Ten
 
 @torch.no_grad()
 def beam_search(  # type: ignore[no-untyped-def]
-    model, src: Tensor, src_mask: Tensor, beam_size: int = 5, alpha: float = 1.0, n_best: int = 1,
-    max_ratio: float = 1.5, max_extra: int = 10,
+    model,
+    src: Tensor,
+    src_mask: Tensor,
+    beam_size: int = 5,
+    alpha: float = 1.0,
+    n_best: int = 1,
+    max_ratio: float = 1.5,
+    max_extra: int = 10,
 ) -> list[list[Hypothesis]]:
     """Shapes: src (B, S), src_mask (B, S) -> per sentence, its ``n_best`` hypotheses, best first."""
     if not 1 <= n_best <= beam_size:
@@ -49,8 +56,12 @@ def beam_search(  # type: ignore[no-untyped-def]
     state = model.encode(src, src_mask).expand(k)
     scores = torch.full((batch, k), float("-inf"))
     scores[:, 0] = 0.0
-    beams = _Beams(torch.full((batch * k, 1), BOS, dtype=torch.long), scores.view(-1),
-                   src.new_zeros(batch * k, 0, src.shape[1], dtype=torch.float), [[] for _ in range(batch)])
+    beams = _Beams(
+        torch.full((batch * k, 1), BOS, dtype=torch.long),
+        scores.view(-1),
+        src.new_zeros(batch * k, 0, src.shape[1], dtype=torch.float),
+        [[] for _ in range(batch)],
+    )
     done = torch.zeros(batch, dtype=torch.bool)
     offsets = (torch.arange(batch) * k).unsqueeze(1)  # (B, 1)
     for t in range(int(limits.max()) + 1):
@@ -62,10 +73,19 @@ def beam_search(  # type: ignore[no-untyped-def]
         top_beam, top_token = top_ids // vocab, top_ids % vocab
         history = torch.cat([beams.attention, attn], 1)  # (BK, t+1, S)
         is_eos = top_token == EOS
-        for item, rank in (is_eos[:, :k] & torch.isfinite(top_scores[:, :k]) & ~done.unsqueeze(1)).nonzero().tolist():
+        for item, rank in (
+            (is_eos[:, :k] & torch.isfinite(top_scores[:, :k]) & ~done.unsqueeze(1)).nonzero().tolist()
+        ):
             row = int(offsets[item, 0] + top_beam[item, rank])
-            _finish(beams, item, beams.tokens[row, 1:], float(top_scores[item, rank]), history[row],
-                    alpha, int(src_lens[item]))
+            _finish(
+                beams,
+                item,
+                beams.tokens[row, 1:],
+                float(top_scores[item, rank]),
+                history[row],
+                alpha,
+                int(src_lens[item]),
+            )
         done = done | torch.tensor([len(f) >= k for f in beams.finished])
         if bool(done.all()):
             break

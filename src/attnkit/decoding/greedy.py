@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -11,7 +13,11 @@ from .common import Hypothesis, forbid, max_lengths, only
 
 @torch.no_grad()
 def greedy_search(
-    model, src: Tensor, src_mask: Tensor, max_ratio: float = 1.5, max_extra: int = 10  # type: ignore[no-untyped-def]
+    model: Any,
+    src: Tensor,
+    src_mask: Tensor,
+    max_ratio: float = 1.5,
+    max_extra: int = 10,
 ) -> list[Hypothesis]:
     """Pick the most probable token at each step until EOS or the sentence's length limit.
 

@@ -82,6 +82,8 @@ def read_naacl(path: str | Path, n_sentences: int) -> tuple[list[Links], list[Li
         sent, src, tgt = (int(f) for f in fields[:3])
         kind = fields[3] if len(fields) == 4 else "S"
         if not 1 <= sent <= n_sentences or kind not in ("S", "P"):
-            raise DataError(f"{path}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind!r} not S/P")
+            raise DataError(
+                f"{path}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind!r} not S/P"
+            )
         (sure if kind == "S" else prob)[sent - 1].add((src - 1, tgt - 1))
     return sure, [s | p for s, p in zip(sure, prob)]

@@ -21,5 +21,10 @@ def classification_report(gold: Sequence[int], predicted: Sequence[int], num_cla
         fn = sum(confusion[c]) - tp
         f1.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
     correct = sum(confusion[c][c] for c in range(num_classes))
-    return {"accuracy": correct / max(len(gold), 1), "macro_f1": sum(f1) / num_classes, "per_class_f1": f1,
-            "confusion": confusion, "n_documents": len(gold)}
+    return {
+        "accuracy": correct / max(len(gold), 1),
+        "macro_f1": sum(f1) / num_classes,
+        "per_class_f1": f1,
+        "confusion": confusion,
+        "n_documents": len(gold),
+    }

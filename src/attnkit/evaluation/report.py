@@ -22,8 +22,14 @@ def mean_entropy(attentions: Sequence[np.ndarray]) -> float:
     return float(per_query.mean())
 
 
-def evaluate_translator(translator: Any, sources: Sequence[str], references: Sequence[str], beam: int = 5,
-                        batch_size: int = 64, load_seconds: float = 0.0) -> dict[str, Any]:
+def evaluate_translator(
+    translator: Any,
+    sources: Sequence[str],
+    references: Sequence[str],
+    beam: int = 5,
+    batch_size: int = 64,
+    load_seconds: float = 0.0,
+) -> dict[str, Any]:
     """Returns the report keys of DESIGN.md plus the settings that produced them."""
     if len(sources) != len(references):
         raise ValueError(f"{len(sources)} source lines but {len(references)} reference lines")

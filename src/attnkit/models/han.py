@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -46,8 +45,15 @@ class BiGRU(nn.Module):
 class HAN(nn.Module):
     """Shapes: words (B, N, W) ids, word_mask (B, N, W) bool -> HANOutput."""
 
-    def __init__(self, vocab_size: int, num_classes: int = 5, embed_size: int = 100, word_hidden: int = 50,
-                 sentence_hidden: int = 50, dropout: float = 0.3) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int = 5,
+        embed_size: int = 100,
+        word_hidden: int = 50,
+        sentence_hidden: int = 50,
+        dropout: float = 0.3,
+    ) -> None:
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=0)
         self.word_encoder = BiGRU(embed_size, word_hidden)
@@ -60,7 +66,9 @@ class HAN(nn.Module):
     def forward(self, words: Tensor, word_mask: Tensor) -> HANOutput:
         check_rank("words", words, "(B, N, W)")
         if word_mask.shape != words.shape:
-            raise ValueError(f"word_mask must match words (B, N, W) = {tuple(words.shape)}, got {tuple(word_mask.shape)}")
+            raise ValueError(
+                f"word_mask must match words (B, N, W) = {tuple(words.shape)}, got {tuple(word_mask.shape)}"
+            )
         batch, n_sent, n_words = words.shape
         sentence_mask = word_mask.any(-1)  # (B, N)
         flat_words, flat_mask = words.view(-1, n_words), word_mask.view(-1, n_words)  # (B*N, W)
@@ -73,7 +81,9 @@ class HAN(nn.Module):
         sentences = encoded.new_zeros(batch * n_sent, encoded.shape[-1]).index_copy(0, real, pooled.context)
         word_weights = pooled.weights.new_zeros(batch * n_sent, n_words).index_copy(0, real, pooled.weights)
         # 3-4. sentence encoder and attention over each document's real sentences.
-        states = self.sentence_encoder(self.dropout(sentences.view(batch, n_sent, -1)), sentence_mask.sum(1).clamp_min(1))
+        states = self.sentence_encoder(
+            self.dropout(sentences.view(batch, n_sent, -1)), sentence_mask.sum(1).clamp_min(1)
+        )
         document = self.sentence_attention(states, sentence_mask)
         assert document.weights is not None
         # 5. classify.

@@ -17,6 +17,9 @@ IGNORE = -100
 class TiedOutput(nn.Module):
     """Shapes: hidden (..., E) -> logits (..., V_out); ids (..., ) full -> (..., ) output index."""
 
+    target_ids: Tensor
+    lookup: Tensor
+
     def __init__(self, embedding: nn.Embedding, target_ids: list[int] | None = None, tied: bool = True):
         super().__init__()
         vocab = embedding.num_embeddings

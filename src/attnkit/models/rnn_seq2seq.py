@@ -66,8 +66,14 @@ class RNNEncoder(nn.Module):
     def __init__(self, embed_size: int, hidden_size: int, rnn_type: str, num_layers: int, dropout: float):
         super().__init__()
         rnn_cls = {"gru": nn.GRU, "lstm": nn.LSTM}[rnn_type]
-        self.rnn = rnn_cls(embed_size, hidden_size, num_layers, batch_first=True, bidirectional=True,
-                           dropout=dropout if num_layers > 1 else 0.0)
+        self.rnn = rnn_cls(
+            embed_size,
+            hidden_size,
+            num_layers,
+            batch_first=True,
+            bidirectional=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+        )
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, embedded: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -109,8 +115,9 @@ class RNNSeq2Seq(nn.Module):
         self.bridge = nn.Linear(2 * hidden_size, hidden_size)
         rnn_cls = {"gru": nn.GRU, "lstm": nn.LSTM}[rnn_type]
         dec_in = embed_size + (embed_size if input_feeding else 0)
-        self.decoder_rnn = rnn_cls(dec_in, hidden_size, num_layers, batch_first=True,
-                                   dropout=dropout if num_layers > 1 else 0.0)
+        self.decoder_rnn = rnn_cls(
+            dec_in, hidden_size, num_layers, batch_first=True, dropout=dropout if num_layers > 1 else 0.0
+        )
         # Parameter-free scorers (dot) need keys as wide as the decoder state: project them once.
         equal = SCORERS.get(scorer).needs_equal_sizes
         self.key_bridge = nn.Linear(2 * hidden_size, hidden_size, bias=False) if equal else None
@@ -122,7 +129,9 @@ class RNNSeq2Seq(nn.Module):
     def encode(self, src: Tensor, src_mask: Tensor) -> RNNState:
         memory, final = self.encoder(self.embedding(src), src_mask)  # (B, S, 2H), (2L, B, H)
         layers = final.view(self.num_layers, 2, final.shape[1], final.shape[2])  # (L, 2, B, H)
-        hidden = torch.tanh(self.bridge(torch.cat([layers[:, 0], layers[:, 1]], -1))).contiguous()  # (L, B, H)
+        hidden = torch.tanh(
+            self.bridge(torch.cat([layers[:, 0], layers[:, 1]], -1))
+        ).contiguous()  # (L, B, H)
         cell = torch.zeros_like(hidden) if self.rnn_type == "lstm" else None
         batch = src.shape[0]
         feed = memory.new_zeros(batch, self.embedding.embedding_dim) if self.input_feeding else None
@@ -138,7 +147,9 @@ class RNNSeq2Seq(nn.Module):
             rnn_in = torch.cat([self.dropout(embedded), state.feed.unsqueeze(1)], -1)  # (B, 1, 2E)
         outputs, new = self.decoder_rnn(rnn_in, rnn_state)  # (B, T, H)
         hidden, cell = (new, None) if state.cell is None else new
-        att = self.attention(outputs, state.keys, state.memory, mask=state.src_mask, keys_proj=state.keys_proj)
+        att = self.attention(
+            outputs, state.keys, state.memory, mask=state.src_mask, keys_proj=state.keys_proj
+        )
         vectors = torch.tanh(self.combine(torch.cat([outputs, att.context], -1)))  # (B, T, E)
         assert att.weights is not None
         feed = vectors[:, -1] if state.feed is not None else None

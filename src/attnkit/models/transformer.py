@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
-import torch
 from torch import Tensor, nn
 
 from ..attention import KeyValue, MultiHeadAttention, SinusoidalPositionalEncoding
@@ -21,7 +21,9 @@ from .outputs import Seq2SeqOutput
 
 class FeedForward(nn.Sequential):
     def __init__(self, d_model: int, ff_size: int, dropout: float) -> None:
-        super().__init__(nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model))
+        super().__init__(
+            nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
+        )
 
 
 class EncoderLayer(nn.Module):
@@ -63,7 +65,9 @@ class DecoderLayer(nn.Module):
         full_kv = new_kv if self_kv is None else self_kv.append(new_kv)
         causal = self_kv is None and x.shape[1] > 1  # with a cache, one new position sees all keys
         x = x + self.dropout(self.self_attn(h, kv=full_kv, need_weights=False, is_causal=causal)[0])
-        attended, weights = self.cross_attn(self.cross_norm(x), kv=cross_kv, mask=src_mask, need_weights=need_weights)
+        attended, weights = self.cross_attn(
+            self.cross_norm(x), kv=cross_kv, mask=src_mask, need_weights=need_weights
+        )
         x = x + self.dropout(attended)
         return x + self.dropout(self.ff(self.ff_norm(x))), full_kv, weights
 
@@ -83,7 +87,9 @@ class TransformerState:
             return KeyValue(fn(x.key), fn(x.value))
 
         cache = None if self.cache is None else [kv(c) for c in self.cache]
-        return TransformerState(fn(self.memory), fn(self.src_mask), [kv(c) for c in self.cross], cache, self.offset)
+        return TransformerState(
+            fn(self.memory), fn(self.src_mask), [kv(c) for c in self.cross], cache, self.offset
+        )
 
     def reorder(self, index: Tensor) -> TransformerState:
         return self._map(lambda t: t.index_select(0, index))
@@ -97,8 +103,15 @@ class TransformerSeq2Seq(nn.Module):
     attention (B, T, S) of ``attention_layer`` when ``need_attention``; per layer (B, H, T, S)."""
 
     def __init__(
-        self, vocab_size: int, d_model: int = 256, num_heads: int = 4, ff_size: int = 1024,
-        encoder_layers: int = 3, decoder_layers: int = 3, dropout: float = 0.1, attention_layer: int = -1,
+        self,
+        vocab_size: int,
+        d_model: int = 256,
+        num_heads: int = 4,
+        ff_size: int = 1024,
+        encoder_layers: int = 3,
+        decoder_layers: int = 3,
+        dropout: float = 0.1,
+        attention_layer: int = -1,
         target_ids: list[int] | None = None,
     ) -> None:
         super().__init__()
@@ -108,8 +121,12 @@ class TransformerSeq2Seq(nn.Module):
         nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
         self.positions = SinusoidalPositionalEncoding(d_model)
         self.dropout = nn.Dropout(dropout)
-        self.encoder = nn.ModuleList(EncoderLayer(d_model, num_heads, ff_size, dropout) for _ in range(encoder_layers))
-        self.decoder = nn.ModuleList(DecoderLayer(d_model, num_heads, ff_size, dropout) for _ in range(decoder_layers))
+        self.encoder = nn.ModuleList(
+            EncoderLayer(d_model, num_heads, ff_size, dropout) for _ in range(encoder_layers)
+        )
+        self.decoder = nn.ModuleList(
+            DecoderLayer(d_model, num_heads, ff_size, dropout) for _ in range(decoder_layers)
+        )
         self.encoder_norm, self.decoder_norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.output = TiedOutput(self.embedding, target_ids)
 
@@ -122,10 +139,12 @@ class TransformerSeq2Seq(nn.Module):
         for layer in self.encoder:
             x = layer(x, mask)
         memory = self.encoder_norm(x)  # (B, S, D)
-        cross = [layer.cross_attn.project_kv(memory, memory) for layer in self.decoder]
+        cross = [cast(DecoderLayer, layer).cross_attn.project_kv(memory, memory) for layer in self.decoder]
         return TransformerState(memory, mask, cross, None, 0)
 
-    def _decode(self, tgt: Tensor, state: TransformerState, need: set[int]) -> tuple[Tensor, TransformerState, list[Tensor]]:
+    def _decode(
+        self, tgt: Tensor, state: TransformerState, need: set[int]
+    ) -> tuple[Tensor, TransformerState, list[Tensor]]:
         x = self._embed(tgt, state.offset)
         caches, maps = [], []
         for i, layer in enumerate(self.decoder):
@@ -142,10 +161,20 @@ class TransformerSeq2Seq(nn.Module):
         hidden, state, maps = self._decode(prev_tokens, state, {self.attention_layer})
         return self.output.full_log_probs(self.output(hidden[:, -1])), state, maps[0].mean(1)
 
-    def forward(self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, need_attention: bool = False,
-                all_layers: bool = False) -> Seq2SeqOutput:
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor,
+        tgt_in: Tensor,
+        need_attention: bool = False,
+        all_layers: bool = False,
+    ) -> Seq2SeqOutput:
         state = self.encode(src, src_mask)
-        need = set(range(len(self.decoder))) if all_layers else ({self.attention_layer} if need_attention else set())
+        need = (
+            set(range(len(self.decoder)))
+            if all_layers
+            else ({self.attention_layer} if need_attention else set())
+        )
         hidden, _, maps = self._decode(tgt_in, state, need)
         chosen = None
         if maps:

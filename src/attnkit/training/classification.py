@@ -30,7 +30,9 @@ def class_weights(labels: list[int], num_classes: int, kind: str) -> Tensor | No
 def _docs(config: ExperimentConfig, split: str, labels: list[str] | None) -> tuple[list[Document], list[str]]:
     paths = config.data.train if split == "train" else config.data.dev
     path = paths[0] if paths else document_split(config.data.dataset, split)
-    return read_documents(path, config.data.text_field, config.data.label_field, config.data.title_field, labels)
+    return read_documents(
+        path, config.data.text_field, config.data.label_field, config.data.title_field, labels
+    )
 
 
 class ClassificationTask:
@@ -41,12 +43,19 @@ class ClassificationTask:
         if config.data.train_limit:
             self.train_docs = self.train_docs[: config.data.train_limit]
         self.dev_docs, _ = _docs(config, "dev", self.labels)
-        self.vocab = Vocabulary(checkpoint["vocabulary"]) if checkpoint else \
-            Vocabulary.build(self.train_docs, config.data.min_freq)
-        self.weights = class_weights([d.label for d in self.train_docs], self.num_classes,
-                                     config.model.han.class_weighting)
-        print(f"[attnkit] data: {len(self.train_docs)} training and {len(self.dev_docs)} dev documents, "
-              f"{len(self.vocab)} words, classes {self.labels}", flush=True)
+        self.vocab = (
+            Vocabulary(checkpoint["vocabulary"])
+            if checkpoint
+            else Vocabulary.build(self.train_docs, config.data.min_freq)
+        )
+        self.weights = class_weights(
+            [d.label for d in self.train_docs], self.num_classes, config.model.han.class_weighting
+        )
+        print(
+            f"[attnkit] data: {len(self.train_docs)} training and {len(self.dev_docs)} dev documents, "
+            f"{len(self.vocab)} words, classes {self.labels}",
+            flush=True,
+        )
 
     @property
     def num_classes(self) -> int:
@@ -92,11 +101,15 @@ class ClassificationTask:
         return preds
 
     def validate(self, model: nn.Module) -> dict[str, float]:
-        report = classification_report([d.label for d in self.dev_docs], self.predict(model, self.dev_docs),
-                                       self.num_classes)
+        report = classification_report(
+            [d.label for d in self.dev_docs], self.predict(model, self.dev_docs), self.num_classes
+        )
         model.train()
-        return {"dev_accuracy": round(report["accuracy"], 4), "dev_macro_f1": round(report["macro_f1"], 4),
-                "score": round(report["macro_f1"], 4)}
+        return {
+            "dev_accuracy": round(report["accuracy"], 4),
+            "dev_macro_f1": round(report["macro_f1"], 4),
+            "score": round(report["macro_f1"], 4),
+        }
 
     def payload(self) -> dict[str, Any]:
         return {"vocabulary": self.vocab.words, "labels": self.labels}

@@ -22,7 +22,9 @@ class ConfigError(ValueError):
 
 @dataclass
 class DataConfig:
-    dataset: str = "tatoeba-eng-fra"  # a shipped dataset (tatoeba-eng-fra, reviews), used when no paths are given
+    dataset: str = (
+        "tatoeba-eng-fra"  # a shipped dataset (tatoeba-eng-fra, reviews), used when no paths are given
+    )
     train: list[str] = field(default_factory=list)  # [tsv] or [src, tgt]
     dev: list[str] = field(default_factory=list)
     vocab_size: int = 8000
@@ -127,7 +129,9 @@ def _check_type(where: str, value: Any, hint: Any) -> Any:
         return value
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if hint in (int, float, str, bool) and (not isinstance(value, hint) or (hint is int and isinstance(value, bool))):
+    if hint in (int, float, str, bool) and (
+        not isinstance(value, hint) or (hint is int and isinstance(value, bool))
+    ):
         raise ConfigError(f"{where}: expected {hint.__name__}, got {value!r}")
     return value
 
@@ -140,7 +144,9 @@ def from_dict(cls: type[C], data: dict[str, Any], where: str = "") -> C:
     fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - fields)
     if unknown:
-        raise ConfigError(f"unknown config key {where + unknown[0]!r}; valid keys here: {', '.join(sorted(fields))}")
+        raise ConfigError(
+            f"unknown config key {where + unknown[0]!r}; valid keys here: {', '.join(sorted(fields))}"
+        )
     values = {}
     for key, value in data.items():
         hint = hints[key]

@@ -60,5 +60,10 @@ class Schedule:
         return {"steps": self.steps, "scale": self.scale, "best": self.best, "bad": self.bad}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.steps, self.scale, self.best, self.bad = state["steps"], state["scale"], state["best"], state["bad"]
+        self.steps, self.scale, self.best, self.bad = (
+            state["steps"],
+            state["scale"],
+            state["best"],
+            state["bad"],
+        )
         self._apply()

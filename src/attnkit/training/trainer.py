@@ -35,9 +35,11 @@ class Task(Protocol):
     def loss(self, model: nn.Module, batch: Any) -> tuple[Tensor, int, int]:
         """-> (summed loss, units it is summed over (tokens or documents), tokens processed)."""
         ...
+
     def validate(self, model: nn.Module) -> dict[str, float]:
         """Dev metrics; key 'score' (higher is better) picks the best checkpoint."""
         ...
+
     def payload(self) -> dict[str, Any]:
         """What a checkpoint needs besides weights to be usable alone (tokenizer, vocabulary)."""
         ...
@@ -64,11 +66,20 @@ class Trainer:
         decay = [p for n, p in model.named_parameters() if p.dim() > 1]
         other = [p for n, p in model.named_parameters() if p.dim() <= 1]
         self.optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": self.cfg.weight_decay}, {"params": other, "weight_decay": 0.0}],
-            lr=self.cfg.lr, betas=(self.cfg.betas[0], self.cfg.betas[1]),
+            [
+                {"params": decay, "weight_decay": self.cfg.weight_decay},
+                {"params": other, "weight_decay": 0.0},
+            ],
+            lr=self.cfg.lr,
+            betas=(self.cfg.betas[0], self.cfg.betas[1]),
         )
-        self.schedule = Schedule(self.optimizer, self.cfg.schedule, self.cfg.warmup_steps,
-                                 self.cfg.plateau_factor, self.cfg.plateau_patience)
+        self.schedule = Schedule(
+            self.optimizer,
+            self.cfg.schedule,
+            self.cfg.warmup_steps,
+            self.cfg.plateau_factor,
+            self.cfg.plateau_patience,
+        )
         self.pos = Position()
         self.stop_requested = False
         self.tokens_seen, self.train_time = 0, 0.0
@@ -87,15 +98,23 @@ class Trainer:
         set_rng_state(ckpt["rng"])
         self.pos = Position(**ckpt["position"])
         self.tokens_seen, self.train_time = ckpt.get("tokens_seen", 0), ckpt.get("train_time", 0.0)
-        self.log(f"resumed from {path} at epoch {self.pos.epoch}, batch {self.pos.batch}, step {self.pos.step}")
+        self.log(
+            f"resumed from {path} at epoch {self.pos.epoch}, batch {self.pos.batch}, step {self.pos.step}"
+        )
         return True
 
     # 2. the loop -----------------------------------------------------------------------------
     def train(self) -> str:
         """Train until a stop condition; returns why it stopped (e.g. 'budget', 'interrupted')."""
         previous = signal.signal(signal.SIGINT, self._on_interrupt) if self.rank == 0 else None
-        bar = tqdm(total=self.cfg.max_steps or None, initial=self.pos.step, disable=not self.cfg.progress or self.rank,
-                   unit="step", dynamic_ncols=True, file=sys.stderr)
+        bar = tqdm(
+            total=self.cfg.max_steps or None,
+            initial=self.pos.step,
+            disable=not self.cfg.progress or self.rank,
+            unit="step",
+            dynamic_ncols=True,
+            file=sys.stderr,
+        )
         try:
             reason = self._loop(bar)
         finally:
@@ -149,8 +168,13 @@ class Trainer:
         self.last_loss = loss_sum / max(units, 1.0)
         bar.update(1)
         if self.pos.step % 10 == 0:
-            bar.set_postfix(loss=f"{self.last_loss:.3f}", tok_s=f"{self.tokens_per_second():.0f}",
-                            lr=f"{self.schedule.lr:.2e}", epoch=self.pos.epoch, refresh=False)
+            bar.set_postfix(
+                loss=f"{self.last_loss:.3f}",
+                tok_s=f"{self.tokens_per_second():.0f}",
+                lr=f"{self.schedule.lr:.2e}",
+                epoch=self.pos.epoch,
+                refresh=False,
+            )
 
     def _after_update(self) -> str:
         if self.stop_requested:
@@ -181,10 +205,14 @@ class Trainer:
             return {}
         self.model.eval()
         metrics = self.task.validate(self.model)
-        metrics.update(step=self.pos.step, epoch=self.pos.epoch, lr=self.schedule.lr,
-                       train_loss=round(self.last_loss, 4),
-                       tokens_per_second=round(self.tokens_per_second(), 1),
-                       elapsed_minutes=round((time.time() - self.started) / 60, 2))
+        metrics.update(
+            step=self.pos.step,
+            epoch=self.pos.epoch,
+            lr=self.schedule.lr,
+            train_loss=round(self.last_loss, 4),
+            tokens_per_second=round(self.tokens_per_second(), 1),
+            elapsed_minutes=round((time.time() - self.started) / 60, 2),
+        )
         self.schedule.validated(metrics["score"])
         self._write_log(metrics)
         self.log("validation " + " ".join(f"{k}={v}" for k, v in metrics.items()))
@@ -205,10 +233,17 @@ class Trainer:
 
     def payload(self) -> dict[str, Any]:
         return {
-            "attnkit_version": __version__, "config": to_dict(self.config), "step": self.pos.step,
-            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "schedule": self.schedule.state_dict(), "rng": rng_state(), "position": vars(self.pos).copy(),
-            "tokens_seen": self.tokens_seen, "train_time": self.train_time, **self.task.payload(),
+            "attnkit_version": __version__,
+            "config": to_dict(self.config),
+            "step": self.pos.step,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "schedule": self.schedule.state_dict(),
+            "rng": rng_state(),
+            "position": vars(self.pos).copy(),
+            "tokens_seen": self.tokens_seen,
+            "train_time": self.train_time,
+            **self.task.payload(),
         }
 
     def _write_log(self, metrics: dict[str, float]) -> None:

@@ -16,22 +16,28 @@ from ..data.tokenizer import EOS, UNK, SubwordTokenizer
 from ..datasets import parallel_split
 from ..evaluation.metrics import corpus_scores
 from ..models.output import IGNORE
-from .distributed import unwrap
 from ..translator import Translator
 from .config import ExperimentConfig
+from .distributed import unwrap
 
 
 def load_pairs(config: ExperimentConfig, split: str) -> tuple[list[str], list[str]]:
     """A split from the config's paths, or from the shipped dataset when none are given."""
     paths = config.data.train if split == "train" else config.data.dev
     if paths:
-        return read_parallel(*paths, skip_bad_lines=config.data.skip_bad_lines)
+        second = paths[1] if len(paths) > 1 else None
+        return read_parallel(paths[0], second, skip_bad_lines=config.data.skip_bad_lines)
     return read_parallel(*parallel_split(config.data.dataset, split))
 
 
 class TranslationTask:
-    def __init__(self, config: ExperimentConfig, tokenizer: SubwordTokenizer | None = None,
-                 target_ids: list[int] | None = None, log: Any = print) -> None:
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        tokenizer: SubwordTokenizer | None = None,
+        target_ids: list[int] | None = None,
+        log: Any = print,
+    ) -> None:
         self.config = config
         t0 = time.time()
         src, tgt = load_pairs(config, "train")
@@ -44,17 +50,22 @@ class TranslationTask:
         self.tokenizer = tokenizer or SubwordTokenizer.train(src + tgt, config.data.vocab_size)
         enc_src, enc_tgt = self.tokenizer.encode_batch(src), self.tokenizer.encode_batch(tgt)
         self.target_ids = target_ids or sorted({i for ids in enc_tgt for i in ids} | {UNK, EOS})
-        self.batcher = TokenBatcher(enc_src, enc_tgt, config.data.max_tokens, config.training.seed,
-                                    max_len=config.data.max_len)
+        self.batcher = TokenBatcher(
+            enc_src, enc_tgt, config.data.max_tokens, config.training.seed, max_len=config.data.max_len
+        )
         dev_src_ids = self.tokenizer.encode_batch(self.dev_src)
         dev_tgt_ids = self.tokenizer.encode_batch(self.dev_ref)
         order = sorted(range(len(dev_src_ids)), key=lambda i: len(dev_src_ids[i]))
         self.dev_batches = [
-            make_batch([dev_src_ids[i] for i in order[s : s + 100]], [dev_tgt_ids[i] for i in order[s : s + 100]])
+            make_batch(
+                [dev_src_ids[i] for i in order[s : s + 100]], [dev_tgt_ids[i] for i in order[s : s + 100]]
+            )
             for s in range(0, len(order), 100)
         ]
-        log(f"data: {len(self.batcher)} training pairs, {len(self.dev_src)} dev pairs, "
-            f"vocabulary {len(self.tokenizer)}, prepared in {time.time() - t0:.1f}s")
+        log(
+            f"data: {len(self.batcher)} training pairs, {len(self.dev_src)} dev pairs, "
+            f"vocabulary {len(self.tokenizer)}, prepared in {time.time() - t0:.1f}s"
+        )
 
     @property
     def vocab_size(self) -> int:
@@ -65,9 +76,15 @@ class TranslationTask:
 
     def _loss(self, model: nn.Module, batch: Batch, smoothing: float) -> Tensor:
         logits = model(batch.src, batch.src_mask, batch.tgt_in).logits  # (B, T, V_out)
-        targets = unwrap(model).output.targets(batch.tgt_out)  # (B, T); padding -> IGNORE
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                               ignore_index=IGNORE, reduction="sum", label_smoothing=smoothing)
+        output: Any = unwrap(model).output
+        targets = output.targets(batch.tgt_out)  # (B, T); padding -> IGNORE
+        return F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]),
+            targets.reshape(-1),
+            ignore_index=IGNORE,
+            reduction="sum",
+            label_smoothing=smoothing,
+        )
 
     def loss(self, model: nn.Module, batch: Batch) -> tuple[Tensor, int, int]:
         loss = self._loss(model, batch, self.config.training.label_smoothing)
@@ -79,7 +96,10 @@ class TranslationTask:
         for batch in self.dev_batches:
             total += float(self._loss(model, batch, 0.0))
             count += int(batch.tgt_mask.sum())
-        metrics = {"dev_loss": round(total / count, 4), "dev_ppl": round(float(torch.tensor(total / count).exp()), 2)}
+        metrics = {
+            "dev_loss": round(total / count, 4),
+            "dev_ppl": round(float(torch.tensor(total / count).exp()), 2),
+        }
         if self.config.training.validate_bleu:
             translator = Translator(model, self.tokenizer, self.config)
             hyps = [t.translation for t in translator.translate(self.dev_src, beam=1, batch_size=100)]

@@ -31,8 +31,12 @@ def _display(token: str) -> str:
 
 
 def attention_figure(
-    weights: np.ndarray, source_tokens: Sequence[str], target_tokens: Sequence[str],
-    values: bool | None = None, title: str = "Attention weights", cmap: str = "YlOrRd",
+    weights: np.ndarray,
+    source_tokens: Sequence[str],
+    target_tokens: Sequence[str],
+    values: bool | None = None,
+    title: str = "Attention weights",
+    cmap: str = "YlOrRd",
 ) -> Figure:
     """A heatmap of ``weights`` (T, S): rows are target tokens, columns source tokens.
 
@@ -40,8 +44,9 @@ def attention_figure(
     """
     weights = np.asarray(weights, dtype=float)
     if weights.shape != (len(target_tokens), len(source_tokens)):
-        raise ValueError(f"weights must be (T, S) = ({len(target_tokens)}, {len(source_tokens)}), "
-                         f"got {weights.shape}")
+        raise ValueError(
+            f"weights must be (T, S) = ({len(target_tokens)}, {len(source_tokens)}), got {weights.shape}"
+        )
     t, s = weights.shape
     fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * s + 2.5), max(3.0, 0.45 * t + 1.8)))
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
@@ -61,8 +66,12 @@ def attention_figure(
     return fig
 
 
-def head_grid_figure(maps: np.ndarray, source_tokens: Sequence[str], target_tokens: Sequence[str],
-                     title: str = "Cross-attention by layer and head") -> Figure:
+def head_grid_figure(
+    maps: np.ndarray,
+    source_tokens: Sequence[str],
+    target_tokens: Sequence[str],
+    title: str = "Cross-attention by layer and head",
+) -> Figure:
     """A layer x head grid of cross-attention maps. maps: (L, H, T, S)."""
     layers, heads = maps.shape[:2]
     fig, axes = plt.subplots(layers, heads, figsize=(2.6 * heads + 1, 2.4 * layers + 0.8), squeeze=False)
@@ -71,7 +80,9 @@ def head_grid_figure(maps: np.ndarray, source_tokens: Sequence[str], target_toke
             ax = axes[layer][head]
             ax.imshow(maps[layer, head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
             ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=8)
-            ax.set_xticks(range(len(source_tokens)), [_display(x) for x in source_tokens], rotation=90, fontsize=6)
+            ax.set_xticks(
+                range(len(source_tokens)), [_display(x) for x in source_tokens], rotation=90, fontsize=6
+            )
             ax.set_yticks(range(len(target_tokens)), [_display(x) for x in target_tokens], fontsize=6)
     fig.suptitle(title)
     fig.tight_layout()
@@ -89,8 +100,9 @@ def save_figure(fig: Figure, path: str | Path) -> None:
     atomic_write_bytes(Path(path), buffer.getvalue())
 
 
-def plot_translation(result: Any, path: str | Path, values: bool | None = None, words: bool = False,
-                     model: Any = None) -> None:
+def plot_translation(
+    result: Any, path: str | Path, values: bool | None = None, words: bool = False, model: Any = None
+) -> None:
     """Draw a Translation's attention; for a Transformer also ``<name>-heads.<ext>``, a layer x head grid."""
     _check_path(path)
     weights, src, tgt = result.attention, result.source_tokens, result.target_tokens
@@ -103,5 +115,7 @@ def plot_translation(result: Any, path: str | Path, values: bool | None = None, 
         maps = model.layer_attention(result)
         if maps is not None:
             p = Path(path)
-            save_figure(head_grid_figure(maps, result.source_tokens, result.target_tokens),
-                        p.with_name(f"{p.stem}-heads{p.suffix}"))
+            save_figure(
+                head_grid_figure(maps, result.source_tokens, result.target_tokens),
+                p.with_name(f"{p.stem}-heads{p.suffix}"),
+            )

@@ -24,8 +24,10 @@ body{font-family:system-ui,sans-serif;max-width:860px;margin:2em auto;color:#222
 
 def _word(word: str, weight: float, top: float) -> str:
     alpha = 0.0 if top <= 0 else min(1.0, weight / top)
-    return (f'<span class="w" style="background:rgba(214,39,40,{alpha:.2f})" '
-            f'title="{weight:.3f}">{html.escape(word)}</span>')
+    return (
+        f'<span class="w" style="background:rgba(214,39,40,{alpha:.2f})" '
+        f'title="{weight:.3f}">{html.escape(word)}</span>'
+    )
 
 
 def document_html(result: Any) -> str:
@@ -34,14 +36,21 @@ def document_html(result: Any) -> str:
     for words, weights, s_weight in zip(result.sentences, result.word_weights, result.sentence_weights):
         top = max(weights) if weights else 0.0
         text = " ".join(_word(w, a, top) for w, a in zip(words, weights))
-        rows.append(f'<div class="sent"><div class="bar"><span style="width:{100 * s_weight:.0f}%"></span></div>'
-                    f'<div class="sw">{s_weight:.2f}</div><div>{text}</div></div>')
-    return (f'<div class="doc"><div class="head">predicted: {html.escape(str(result.label))}★</div>'
-            f'<div class="probs">{probs}</div>{"".join(rows)}</div>')
+        rows.append(
+            f'<div class="sent"><div class="bar"><span style="width:{100 * s_weight:.0f}%"></span></div>'
+            f'<div class="sw">{s_weight:.2f}</div><div>{text}</div></div>'
+        )
+    return (
+        f'<div class="doc"><div class="head">predicted: {html.escape(str(result.label))}★</div>'
+        f'<div class="probs">{probs}</div>{"".join(rows)}</div>'
+    )
 
 
 def attention_page(results: Sequence[Any], title: str = "attnkit: what the classifier attended to") -> str:
     body = "\n".join(document_html(r) for r in results)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-            f"<p>Bars: sentence attention. Red shading: word attention within its sentence.</p>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+        "<p>Bars: sentence attention. Red shading: word attention within its sentence.</p>\n"
+        f"{body}\n</body></html>\n"
+    )

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Reproduce the README's results: train every Tatoeba config and the HAN classifier on 2 CPU cores,
+# one job at a time, then evaluate each on dev and test (beam 5). Reports go to runs/reports/.
+# Usage: bash scripts/reproduce.sh [STEP ...]   steps: bahdanau transformer han luong (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.venv/bin}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+DATA=src/attnkit/datasets/tatoeba_eng_fra
+mkdir -p runs/reports
+STEPS=${*:-"bahdanau transformer han luong"}
+
+evaluate() {  # name checkpoint
+  for split in dev test; do
+    zcat "$DATA/$split.en.gz" > "runs/reports/$split.en"
+    zcat "$DATA/$split.fr.gz" > "runs/reports/$split.fr"
+    "$BIN/attnkit" evaluate --model "$2" --src "runs/reports/$split.en" --ref "runs/reports/$split.fr" \
+      --beam 5 --json --output "runs/reports/$1.$split.hyp" > "runs/reports/$1.$split.json"
+  done
+}
+
+translation() {  # name config minutes
+  "$BIN/attnkit" train "configs/$2.yaml" --set "training.max_minutes=$3" --set training.progress=false \
+    > "runs/$1.log" 2>&1
+  evaluate "$1" "runs/$2/best.pt"
+}
+
+for step in $STEPS; do
+  case $step in
+    bahdanau) translation rnn-bahdanau tatoeba-rnn-bahdanau 25 ;;
+    transformer) translation transformer tatoeba-transformer 35 ;;
+    luong) translation rnn-luong tatoeba-rnn-luong 25 ;;
+    han)  # class weighting chosen by dev macro-F1 (the trainer's score), 8 minutes each
+      for w in none sqrt_inverse inverse; do
+        "$BIN/attnkit" train configs/reviews-han.yaml --set "model.han.class_weighting=$w" \
+          --set "training.out_dir=runs/reviews-han-$w" --set training.max_minutes=8 --set training.progress=false \
+          > "runs/han-$w.log" 2>&1
+        "$BIN/attnkit" evaluate-classifier --model "runs/reviews-han-$w/best.pt" \
+          --data src/attnkit/datasets/reviews/dev.jsonl.gz --json > "runs/reports/han-$w.dev.json"
+      done ;;
+    *) echo "unknown step $step; valid: bahdanau transformer han luong" >&2; exit 2 ;;
+  esac
+done
