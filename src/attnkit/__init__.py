@@ -2,4 +2,6 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+from .api import load  # noqa: E402
+
+__all__ = ["__version__", "load"]

@@ -1,0 +1,64 @@
+"""The Python API: attnkit.load returns a translator or classifier; translation is batch-invariant."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import attnkit
+
+SENTENCES = ["ab cd", "hij", "", "a b c d e f g", "The cat sits on the mat.", "   ", "cd"]
+
+
+def test_load_picks_the_kind_from_the_checkpoint(translator_ckpt, classifier_ckpt):
+    from attnkit.classifier import Classifier
+    from attnkit.translator import Translator
+
+    assert isinstance(attnkit.load(translator_ckpt), Translator)
+    assert isinstance(attnkit.load(classifier_ckpt), Classifier)
+    with pytest.raises(FileNotFoundError, match="not a shipped model"):
+        attnkit.load("no/such/model.pt")
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_translations_do_not_depend_on_batch_size(translator_ckpt, beam):
+    translator = attnkit.load(translator_ckpt)
+    one_by_one = [translator.translate([s], beam=beam)[0] for s in SENTENCES]
+    for batch_size in (2, 3, 64):
+        batched = translator.translate(SENTENCES, beam=beam, batch_size=batch_size)
+        assert [r.translation for r in batched] == [r.translation for r in one_by_one]
+        for a, b in zip(batched, one_by_one):
+            np.testing.assert_allclose(a.attention, b.attention, atol=1e-5)
+
+
+def test_empty_lines_give_empty_translations_and_tokens_match_attention(translator_ckpt):
+    results = attnkit.load(translator_ckpt).translate(SENTENCES, beam=2)
+    assert results[2].translation == "" and results[5].translation == ""
+    for r in results:
+        assert r.attention.shape == (len(r.target_tokens), len(r.source_tokens))
+
+
+def test_over_long_input_is_truncated_with_a_warning(translator_ckpt):
+    translator = attnkit.load(translator_ckpt)
+    translator.max_source_tokens = 20
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = translator.translate(["ab " * 200], beam=1)[0]
+    assert any("truncated" in str(w.message) for w in caught)
+    assert len(result.source_tokens) == 21
+
+
+def test_n_best_alternatives(translator_ckpt):
+    result = attnkit.load(translator_ckpt).translate(["ab cd"], beam=3, n_best=3)[0]
+    assert len(result.alternatives) == 2
+
+
+def test_forced_attention_for_alignment(translator_ckpt, transformer_ckpt):
+    for path in (translator_ckpt, transformer_ckpt):
+        src_pieces, tgt_pieces, att = attnkit.load(path).forced_attention(["ab cd"], ["ab cd"])[0]
+        assert att.shape == (len(tgt_pieces), len(src_pieces))
+        np.testing.assert_allclose(att.sum(1), 1.0, atol=1e-5)
+    with pytest.raises(ValueError, match="Transformer models only"):
+        attnkit.load(translator_ckpt).forced_attention(["a"], ["a"], layer=0)
+    with pytest.raises(ValueError, match="out of range"):
+        attnkit.load(transformer_ckpt).forced_attention(["a"], ["a"], layer=5)
