@@ -42,5 +42,6 @@ class Seq2SeqModel(Protocol):
         ...
 
     def step(self, prev_tokens: Tensor, state: DecoderState) -> tuple[Tensor, DecoderState, Tensor]:
-        """prev_tokens (B, 1) -> log_probs (B, V), new state, attention (B, 1, S)."""
+        """prev_tokens (B, 1) token ids -> log_probs (B, V_out) over ``output.target_ids``,
+        new state, attention (B, 1, S)."""
         ...

@@ -13,6 +13,7 @@ target at once and steps 3-4 are batched over T, which is much faster in trainin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -37,21 +38,18 @@ class RNNState:
     src_mask: Tensor
     keys: Tensor
 
-    def _map(self, fn_batch0, fn_batch1) -> RNNState:  # type: ignore[no-untyped-def]
+    def _map(self, on_batch: Callable[[Tensor], Tensor], on_layers: Callable[[Tensor], Tensor]) -> RNNState:
+        """Apply ``on_batch`` to batch-first tensors and ``on_layers`` to (L, B, H) ones."""
+        memory = on_batch(self.memory)
         return RNNState(
-            fn_batch1(self.hidden),
-            None if self.cell is None else fn_batch1(self.cell),
-            None if self.feed is None else fn_batch0(self.feed),
-            fn_batch0(self.memory),
-            None if self.keys_proj is None else fn_batch0(self.keys_proj),
-            fn_batch0(self.src_mask),
-            fn_batch0(self.keys) if self.keys is not self.memory else None,  # type: ignore[arg-type]
-        ).with_keys(self.keys is self.memory)
-
-    def with_keys(self, shared: bool) -> RNNState:
-        if shared:
-            self.keys = self.memory
-        return self
+            on_layers(self.hidden),
+            None if self.cell is None else on_layers(self.cell),
+            None if self.feed is None else on_batch(self.feed),
+            memory,
+            None if self.keys_proj is None else on_batch(self.keys_proj),
+            on_batch(self.src_mask),
+            memory if self.keys is self.memory else on_batch(self.keys),
+        )
 
     def reorder(self, index: Tensor) -> RNNState:
         return self._map(lambda t: t.index_select(0, index), lambda t: t.index_select(1, index))
@@ -157,9 +155,9 @@ class RNNSeq2Seq(nn.Module):
         return vectors, att.weights, new_state
 
     def step(self, prev_tokens: Tensor, state: RNNState) -> tuple[Tensor, RNNState, Tensor]:
-        """prev_tokens (B, 1) -> log_probs (B, V), new state, attention (B, 1, S)."""
+        """prev_tokens (B, 1) -> log_probs (B, V_out) over ``output.target_ids``, new state, attention (B, 1, S)."""
         vectors, weights, state = self._decode(self.embedding(prev_tokens), state)
-        return self.output.full_log_probs(self.output(vectors[:, -1])), state, weights
+        return torch.log_softmax(self.output(vectors[:, -1]), -1), state, weights
 
     def forward(self, src: Tensor, src_mask: Tensor, tgt_in: Tensor) -> Seq2SeqOutput:
         state = self.encode(src, src_mask)

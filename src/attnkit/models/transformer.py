@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import cast
 
+import torch
 from torch import Tensor, nn
 
 from ..attention import KeyValue, MultiHeadAttention, SinusoidalPositionalEncoding
@@ -157,9 +158,9 @@ class TransformerSeq2Seq(nn.Module):
         return self.decoder_norm(x), new, maps
 
     def step(self, prev_tokens: Tensor, state: TransformerState) -> tuple[Tensor, TransformerState, Tensor]:
-        """prev_tokens (B, 1) -> log_probs (B, V), new state (cache grown by one), attention (B, 1, S)."""
+        """prev_tokens (B, 1) -> log_probs (B, V_out), new state (cache grown by one), attention (B, 1, S)."""
         hidden, state, maps = self._decode(prev_tokens, state, {self.attention_layer})
-        return self.output.full_log_probs(self.output(hidden[:, -1])), state, maps[0].mean(1)
+        return torch.log_softmax(self.output(hidden[:, -1]), -1), state, maps[0].mean(1)
 
     def forward(
         self,

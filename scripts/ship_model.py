@@ -1,0 +1,110 @@
+"""Ship a trained checkpoint inside the package: fp16 weights + config + tokenizer + training report.
+
+    python scripts/ship_model.py runs/tatoeba-rnn-bahdanau/best.pt enfr-rnn \
+        --dev-report runs/reports/rnn-bahdanau.dev.json --test-report runs/reports/rnn-bahdanau.test.json
+
+A new model replaces the shipped one only if its dev score is higher (dev BLEU for translators,
+dev macro-F1 for classifiers; never the test score); --force overrides. Older versions stay in git history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from attnkit import __version__
+from attnkit.datasets import document_split, parallel_split
+from attnkit.pretrained import ROOT
+from attnkit.training.checkpoint import atomic_torch_save, atomic_write_json, load_checkpoint
+
+KEEP = (
+    "attnkit_version",
+    "config",
+    "step",
+    "tokenizer",
+    "target_ids",
+    "vocabulary",
+    "labels",
+    "position",
+    "tokens_seen",
+    "train_time",
+)
+
+
+def sha256_gz(path: Path) -> str:
+    with gzip.open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def data_checksums(task: str) -> dict[str, str]:
+    if task == "classification":
+        return {
+            f"reviews/{s}.jsonl": sha256_gz(document_split("reviews", s)) for s in ("train", "dev", "test")
+        }
+    out = {}
+    for split in ("train", "dev", "test"):
+        for path in parallel_split("tatoeba-eng-fra", split):
+            out[f"tatoeba-eng-fra/{path.name[:-3]}"] = sha256_gz(path)
+    return out
+
+
+def dev_score(report: dict) -> float:
+    return float(report.get("dev", {}).get("bleu", report.get("dev", {}).get("macro_f1", float("-inf"))))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("checkpoint", type=Path)
+    parser.add_argument("name")
+    parser.add_argument(
+        "--dev-report", type=Path, required=True, help="JSON from attnkit evaluate(-classifier)"
+    )
+    parser.add_argument("--test-report", type=Path, required=True)
+    parser.add_argument("--force", action="store_true")
+    args = parser.parse_args()
+    ckpt = load_checkpoint(args.checkpoint)
+    dev, test = json.loads(args.dev_report.read_text()), json.loads(args.test_report.read_text())
+    history = ckpt.get("position", {}).get("history", [])
+    report = {
+        "name": args.name,
+        "attnkit_version": __version__,
+        "trained_with_version": ckpt["attnkit_version"],
+        "config": ckpt["config"],
+        "data_sha256": data_checksums(ckpt["config"]["task"]),
+        "steps": ckpt["step"],
+        "train_minutes": history[-1]["elapsed_minutes"] if history else None,
+        "tokens_per_second": history[-1].get("tokens_per_second") if history else None,
+        "validations": history,
+        "dev": dev,
+        "test": test,
+        "source_checkpoint": str(args.checkpoint),
+    }
+    target = ROOT / args.name
+    old = target / "training_report.json"
+    if old.exists() and not args.force:
+        previous = json.loads(old.read_text())
+        if dev_score(report) <= dev_score(previous):
+            print(
+                f"not shipped: dev score {dev_score(report)} <= shipped {dev_score(previous)}",
+                file=sys.stderr,
+            )
+            return 1
+    target.mkdir(parents=True, exist_ok=True)
+    small = {k: ckpt[k] for k in KEEP if k in ckpt}
+    small["model"] = {k: v.half() if v.is_floating_point() else v for k, v in ckpt["model"].items()}
+    small["position"] = {"history": history}
+    atomic_torch_save(small, target / "model.pt")
+    atomic_write_json(old, report)
+    size = (target / "model.pt").stat().st_size / 2**20
+    print(f"shipped {args.name}: {size:.1f} MiB, dev {dev_score(report)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
