@@ -16,8 +16,6 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-
 from attnkit import __version__
 from attnkit.datasets import document_split, parallel_split
 from attnkit.pretrained import ROOT
