@@ -43,8 +43,6 @@ def greedy_search(
     lengths = (tokens == eos).int().argmax(1).tolist()
     real = src_mask.sum(1).tolist()
     return [
-        Hypothesis(
-            ids[tokens[i, :n]].tolist(), float(score[i]), attention[i, : n + 1, : int(real[i])].clone()
-        )
+        Hypothesis(ids[tokens[i, :n]].tolist(), float(score[i]), attention[i, : n + 1, : real[i]].clone())
         for i, n in enumerate(lengths)
     ]

@@ -155,7 +155,8 @@ class RNNSeq2Seq(nn.Module):
         return vectors, att.weights, new_state
 
     def step(self, prev_tokens: Tensor, state: RNNState) -> tuple[Tensor, RNNState, Tensor]:
-        """prev_tokens (B, 1) -> log_probs (B, V_out) over ``output.target_ids``, new state, attention (B, 1, S)."""
+        """prev_tokens (B, 1) -> log_probs (B, V_out) over ``output.target_ids``, new state,
+        attention (B, 1, S)."""
         vectors, weights, state = self._decode(self.embedding(prev_tokens), state)
         return torch.log_softmax(self.output(vectors[:, -1]), -1), state, weights
 
