@@ -37,10 +37,9 @@ def _weights(path: Path) -> dict[str, torch.Tensor]:
 
 
 def test_toy_run_learns_and_writes_checkpoints(tmp_path):
-    assert (
-        main(["train", TOY, *_sets(tmp_path, **{"training.max_steps": 100, "training.validate_every": 50})])
-        == 0
-    )
+    extra = {"training.max_steps": 100, "training.validate_every": 50, "training.snapshot_minutes": "[0.001]"}
+    assert main(["train", TOY, *_sets(tmp_path, **extra)]) == 0
+    assert load_checkpoint(tmp_path / "minutes-0.001.pt")["step"] < 100  # the equal-budget snapshot
     ckpt = load_checkpoint(tmp_path / "best.pt")
     assert ckpt["attnkit_version"] and ckpt["tokenizer"] and ckpt["config"]["name"] == "toy-copy"
     history = ckpt["position"]["history"]

@@ -98,6 +98,7 @@ class TrainingConfig:
     max_minutes: float = 0.0  # wall-clock budget from process start; 0 = no limit
     validate_every: int = 500  # steps
     checkpoint_every: int = 0  # steps; 0 = only at validations
+    snapshot_minutes: list[float] = field(default_factory=list)  # also keep minutes-M.pt at these times
     validate_bleu: bool = True
     dev_limit: int = 0  # 0 = the whole dev set
     patience: int = 0  # validations without improvement before stopping; 0 = never

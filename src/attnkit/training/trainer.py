@@ -23,7 +23,14 @@ from tqdm import tqdm
 
 from .. import __version__
 from . import distributed as dist
-from .checkpoint import latest_checkpoint, load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from .checkpoint import (
+    atomic_torch_save,
+    latest_checkpoint,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
 from .config import ExperimentConfig, to_dict
 from .schedule import Schedule
 
@@ -85,6 +92,7 @@ class Trainer:
         self.tokens_seen, self.train_time = 0, 0.0
         self._pending = [0.0, 0.0]  # summed loss, units, over the micro-batches of one update
         self.last_loss = math.nan
+        self._snapshots: set[float] = set()
 
     # 1. resume -------------------------------------------------------------------------------
     def resume(self, path: Path | None = None) -> bool:
@@ -180,9 +188,10 @@ class Trainer:
         if self.stop_requested:
             self.checkpoint(None)
             return "interrupted"
-        out_of_time = self.cfg.max_minutes > 0 and time.time() - self.started > 60 * self.cfg.max_minutes
-        if dist.any_true(out_of_time):
+        elapsed = (time.time() - self.started) / 60
+        if dist.any_true(self.cfg.max_minutes > 0 and elapsed > self.cfg.max_minutes):
             return "budget"
+        self._snapshot(elapsed)
         if self.cfg.max_steps and self.pos.step >= self.cfg.max_steps:
             return "max_steps"
         if self.cfg.validate_every and self.pos.step % self.cfg.validate_every == 0:
@@ -191,6 +200,16 @@ class Trainer:
         if self.cfg.checkpoint_every and self.pos.step % self.cfg.checkpoint_every == 0:
             self.checkpoint(None)
         return ""
+
+    def _snapshot(self, elapsed: float) -> None:
+        """Keep ``minutes-M.pt`` once M minutes have passed: equal-budget comparisons from one run."""
+        due = [m for m in self.cfg.snapshot_minutes if m <= elapsed and m not in self._snapshots]
+        if dist.any_true(bool(due)) and self.rank == 0:
+            minutes = due[0] if due else elapsed
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            atomic_torch_save(self.payload(), self.out_dir / f"minutes-{minutes:g}.pt")
+            self.log(f"snapshot after {minutes:g} minutes at step {self.pos.step}")
+        self._snapshots.update(due)
 
     def _patience_exhausted(self) -> bool:
         return bool(self.cfg.patience) and self.pos.bad_validations >= self.cfg.patience
