@@ -19,21 +19,22 @@ evaluate() {  # name checkpoint
   done
 }
 
-translation() {  # name config minutes
+translation() {  # name config minutes: train, evaluate the best checkpoint and the 25-minute snapshot
   "$BIN/attnkit" train "configs/$2.yaml" --set "training.max_minutes=$3" --set training.progress=false \
-    > "runs/$1.log" 2>&1
+    --set "training.snapshot_minutes=[25]" > "runs/$1.log" 2>&1
   evaluate "$1" "runs/$2/best.pt"
+  if [ -f "runs/$2/minutes-25.pt" ]; then evaluate "$1-25min" "runs/$2/minutes-25.pt"; fi
 }
 
 for step in $STEPS; do
   case $step in
     bahdanau) translation rnn-bahdanau tatoeba-rnn-bahdanau 25 ;;
     transformer) translation transformer tatoeba-transformer 35 ;;
-    luong) translation rnn-luong tatoeba-rnn-luong 25 ;;
-    han)  # class weighting chosen by dev macro-F1 (the trainer's score), 8 minutes each
+    luong) translation rnn-luong tatoeba-rnn-luong 30 ;;
+    han)  # class weighting chosen by dev macro-F1 (the trainer's score), 5 minutes each
       for w in none sqrt_inverse inverse; do
         "$BIN/attnkit" train configs/reviews-han.yaml --set "model.han.class_weighting=$w" \
-          --set "training.out_dir=runs/reviews-han-$w" --set training.max_minutes=8 --set training.progress=false \
+          --set "training.out_dir=runs/reviews-han-$w" --set training.max_minutes=5 --set training.progress=false \
           > "runs/han-$w.log" 2>&1
         "$BIN/attnkit" evaluate-classifier --model "runs/reviews-han-$w/best.pt" \
           --data src/attnkit/datasets/reviews/dev.jsonl.gz --json > "runs/reports/han-$w.dev.json"
