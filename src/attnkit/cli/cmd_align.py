@@ -21,6 +21,13 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--layer", type=int, help="Transformer: decoder layer whose cross-attention is used")
     p.add_argument("--heads", help="Transformer: comma-separated head indices to average (default all)")
     p.add_argument(
+        "--shift",
+        type=int,
+        default=0,
+        choices=[0, 1],
+        help="1: align target word t with the attention of the step that reads it (t + 1)",
+    )
+    p.add_argument(
         "--search",
         action="store_true",
         help="with --gold: print AER for every layer and head (use on a dev/trial set only)",
@@ -40,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     if args.search:
         return _search(args, translator, sources, targets)
-    links = word_links(translator, sources, targets, args.method, args.threshold, args.layer, heads)
+    links = word_links(
+        translator, sources, targets, args.method, args.threshold, args.layer, heads, args.shift
+    )
     if args.gold is None:
         from ..evaluation.alignment import pharaoh
 
@@ -54,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         "recall": round(score.recall, 4),
         "n_sentences": score.n_sentences,
         "method": args.method,
+        "shift": args.shift,
         "layer": args.layer,
         "heads": heads,
     }
@@ -69,7 +79,10 @@ def word_links(
     threshold: float,
     layer: int | None,
     heads: list[int] | None,
+    shift: int = 0,
 ) -> list[set[tuple[int, int]]]:
+    """Word links per sentence. Attention row t is the step that predicts target piece t; with
+    ``shift`` 1, target piece t uses row t + 1, the step that reads it as input."""
     from ..data.words import aggregate_to_words
     from ..evaluation.alignment import align
 
@@ -77,7 +90,8 @@ def word_links(
     for (src_p, tgt_p, att), src, tgt in zip(
         translator.forced_attention(sources, targets, layer, heads), sources, targets
     ):
-        words = aggregate_to_words(att, src_p, tgt_p)[:-1, :-1]  # drop </s> row and column
+        att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)
+        words = aggregate_to_words(att, src_p, tgt_p)[: len(tgt.split()), :-1]  # no </s> row or column
         if words.shape != (len(tgt.split()), len(src.split())):
             print(f"warning: word count mismatch in {src[:40]!r}; links may be offset", file=sys.stderr)
         out.append(align(words, method, threshold))
@@ -101,7 +115,9 @@ def _search(args: argparse.Namespace, translator: Any, sources: list[str], targe
     rows = []
     for layer in range(n_layers):
         for heads in [None] + [[h] for h in range(n_heads)]:
-            links = word_links(translator, sources, targets, args.method, args.threshold, layer, heads)
+            links = word_links(
+                translator, sources, targets, args.method, args.threshold, layer, heads, args.shift
+            )
             score = _score(args.gold, links)
             rows.append({"layer": layer, "heads": heads or "all", "aer": round(score.aer, 4)})
             print(json.dumps(rows[-1]))
