@@ -11,9 +11,8 @@ import torch
 from torch import nn
 
 from .data.documents import Document, Vocabulary, document_from_text, make_document_batch
-from .models import build_model
-from .training.checkpoint import load_checkpoint
-from .training.config import ExperimentConfig, from_dict
+from .models.build import build_model, load_for_inference, restore
+from .training.config import ExperimentConfig
 
 
 @dataclass
@@ -52,13 +51,9 @@ class Classifier:
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> Classifier:
-        ckpt = load_checkpoint(path)
-        config = from_dict(ExperimentConfig, ckpt["config"])
-        if config.task != "classification":
-            raise ValueError(f"{path} is a {config.task} model, not a classifier")
+        ckpt, config = load_for_inference(path, "classification")
         vocab = Vocabulary(ckpt["vocabulary"])
-        model = build_model(config.model, len(vocab), num_classes=len(ckpt["labels"]))
-        model.load_state_dict({k: v.float() for k, v in ckpt["model"].items()})
+        model = restore(build_model(config.model, len(vocab), num_classes=len(ckpt["labels"])), ckpt)
         return cls(model, vocab, list(ckpt["labels"]), config, str(path))
 
     def documents(self, texts: Sequence[str]) -> list[Document]:

@@ -16,9 +16,8 @@ from .data.batching import make_batch, make_source
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer
 from .decoding import beam_search, greedy_search
-from .models import build_model
-from .training.checkpoint import load_checkpoint
-from .training.config import ExperimentConfig, from_dict
+from .models.build import build_model, load_for_inference, restore
+from .training.config import ExperimentConfig
 
 
 @dataclass
@@ -61,13 +60,9 @@ class Translator:
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> Translator:
-        ckpt = load_checkpoint(path)
-        config = from_dict(ExperimentConfig, ckpt["config"])
-        if config.task != "translation":
-            raise ValueError(f"{path} is a {config.task} model, not a translation model")
+        ckpt, config = load_for_inference(path, "translation")
         tokenizer = SubwordTokenizer(ckpt["tokenizer"])
-        model = build_model(config.model, len(tokenizer), target_ids=ckpt.get("target_ids"))
-        model.load_state_dict({k: v.float() for k, v in ckpt["model"].items()})
+        model = restore(build_model(config.model, len(tokenizer), target_ids=ckpt.get("target_ids")), ckpt)
         return cls(model, tokenizer, config, str(path))
 
     def _encode(self, text: str) -> list[int]:

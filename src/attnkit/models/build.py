@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
+from typing import Any
 
 from torch import nn
 
-from ..training.config import ModelConfig
+from ..training.checkpoint import load_checkpoint
+from ..training.config import ExperimentConfig, ModelConfig, from_dict
 
 MODELS = ("han", "rnn", "transformer")
 
@@ -33,3 +36,18 @@ def build_model(
         han.pop("class_weighting")
         return HAN(vocab_size, num_classes=num_classes, **han)
     raise ValueError(f"unknown model {config.name!r}; valid names: {', '.join(MODELS)}")
+
+
+def load_for_inference(path: str | Path, task: str) -> tuple[dict[str, Any], ExperimentConfig]:
+    """A checkpoint and its config, checked to be of ``task`` (translation or classification)."""
+    ckpt = load_checkpoint(path)
+    config = from_dict(ExperimentConfig, ckpt["config"])
+    if config.task != task:
+        raise ValueError(f"{path} is a {config.task} model, not a {task} model")
+    return ckpt, config
+
+
+def restore(model: nn.Module, ckpt: dict[str, Any]) -> nn.Module:
+    """Load weights (fp16 shipped weights become fp32) and switch to eval mode."""
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt["model"].items()})
+    return model.eval()
