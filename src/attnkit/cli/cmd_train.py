@@ -22,6 +22,11 @@ def add_parser(sub: Any, name: str) -> None:
         help="override a config field, e.g. --set training.max_minutes=25",
     )
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in out_dir")
+    p.add_argument(
+        "--skip-bad-lines",
+        action="store_true",
+        help="skip malformed data lines with one counted warning instead of stopping",
+    )
     p.set_defaults(run=run)
 
 
@@ -33,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from ..training.config import load_config
     from ..training.trainer import Trainer
 
-    config = load_config(args.config, args.overrides)
+    config = load_config(
+        args.config, args.overrides + (["data.skip_bad_lines=true"] if args.skip_bad_lines else [])
+    )
     torch.set_num_threads(config.training.threads)
     torch.manual_seed(config.training.seed)
     dist.init_from_env()

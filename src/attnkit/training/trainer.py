@@ -176,11 +176,14 @@ class Trainer:
         self.last_loss = loss_sum / max(units, 1.0)
         bar.update(1)
         if self.pos.step % 10 == 0:
+            left = self.cfg.max_minutes - (time.time() - self.started) / 60 if self.cfg.max_minutes else 0.0
+            eta = {"eta": f"{left:.1f}min"} if left > 0 else {}  # the wall-clock budget left
             bar.set_postfix(
                 loss=f"{self.last_loss:.3f}",
                 tok_s=f"{self.tokens_per_second():.0f}",
                 lr=f"{self.schedule.lr:.2e}",
                 epoch=self.pos.epoch,
+                **eta,
                 refresh=False,
             )
 
