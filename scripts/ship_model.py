@@ -95,7 +95,10 @@ def main() -> int:
             return 1
     target.mkdir(parents=True, exist_ok=True)
     small = {k: ckpt[k] for k in KEEP if k in ckpt}
-    small["model"] = {k: v.half() if v.is_floating_point() else v for k, v in ckpt["model"].items()}
+    halves: dict[int, object] = {}  # tied weights share storage: convert each storage once, keep it shared
+    small["model"] = {
+        k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v for k, v in ckpt["model"].items()
+    }
     small["position"] = {"history": history}
     atomic_torch_save(small, target / "model.pt")
     atomic_write_json(old, report)
