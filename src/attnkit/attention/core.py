@@ -85,7 +85,9 @@ def masked_softmax(
     if mask.dtype != torch.bool:
         raise ValueError(f"mask must be bool (True = may attend), got dtype {mask.dtype}")
     filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(filled, dim=dim) * mask
+    weights = torch.softmax(filled, dim=dim)
+    # Only a row with every key masked needs zeroing (softmax made it uniform); skip the pass otherwise.
+    return weights if bool(mask.any(dim).all()) else weights * mask
 
 
 def attend(

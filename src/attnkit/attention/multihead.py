@@ -109,7 +109,8 @@ class MultiHeadAttention(nn.Module):
         q = self._split(self.query_proj(query))  # (B, H, T, Dh)
         mask = self._full_mask(mask, is_causal, length, kv.key.shape[2], query.device)
         if need_weights:
-            scores = torch.matmul(q, kv.key.transpose(-2, -1)) * self.head_dim**-0.5  # (B, H, T, S)
+            # Scale the (B, H, T, Dh) queries, not the (B, H, T, S) scores: one pass over less memory.
+            scores = torch.matmul(q * self.head_dim**-0.5, kv.key.transpose(-2, -1))  # (B, H, T, S)
             out = attend(scores, kv.value, mask, dropout=self.dropout, training=self.training)
             context, weights = out.context, out.weights
         else:
