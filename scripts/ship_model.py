@@ -96,8 +96,9 @@ def main() -> int:
     target.mkdir(parents=True, exist_ok=True)
     small = {k: ckpt[k] for k in KEEP if k in ckpt}
     halves: dict[int, object] = {}  # tied weights share storage: convert each storage once, keep it shared
+    weights = ckpt["model"].items()
     small["model"] = {
-        k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v for k, v in ckpt["model"].items()
+        k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v for k, v in weights
     }
     small["position"] = {"history": history}
     atomic_torch_save(small, target / "model.pt")
