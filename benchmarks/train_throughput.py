@@ -66,7 +66,9 @@ def ours(name: str, seconds: int, threads: int) -> dict[str, float]:
     torch.set_num_threads(threads)
     started = time.time()
     task = TranslationTask(config, log=lambda m: None)
-    model = build_model(config.model, task.vocab_size, target_ids=task.target_ids)
+    model = build_model(
+        config.model, task.vocab_size, target_ids=task.target_ids, src_vocab_size=task.src_vocab_size
+    )
     fpt = flops_per_token(model, task)
     trainer = Trainer(config, model, task, started=started)
     trainer.train()

@@ -27,6 +27,7 @@ KEEP = (
     "step",
     "tokenizer",
     "target_ids",
+    "target_tokenizer",
     "vocabulary",
     "labels",
     "position",

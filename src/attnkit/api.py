@@ -8,8 +8,11 @@ from typing import Any
 from .pretrained import resolve
 
 
-def load(path_or_name: str | Path | None = None, kind: str = "translator") -> Any:
-    """Load a checkpoint or shipped model by name; its config says whether it translates or classifies."""
+def load(path_or_name: str | Path | None = None, kind: str = "translator", int8: bool = False) -> Any:
+    """Load a checkpoint or shipped model by name; its config says whether it translates or classifies.
+
+    ``int8``: run with int8 weights (CPU dynamic quantization; see ``attnkit.models.quantize``).
+    """
     from .training.checkpoint import load_checkpoint
 
     path = resolve(path_or_name, kind)
@@ -17,13 +20,13 @@ def load(path_or_name: str | Path | None = None, kind: str = "translator") -> An
     if task == "classification":
         from .classifier import Classifier
 
-        return Classifier.from_checkpoint(path)
+        return Classifier.from_checkpoint(path, int8=int8)
     from .translator import Translator
 
-    return Translator.from_checkpoint(path)
+    return Translator.from_checkpoint(path, int8=int8)
 
 
-def load_translator(path_or_name: str | Path | None = None) -> Any:
+def load_translator(path_or_name: str | Path | None = None, int8: bool = False) -> Any:
     from .translator import Translator
 
-    return Translator.from_checkpoint(resolve(path_or_name, "translator"))
+    return Translator.from_checkpoint(resolve(path_or_name, "translator"), int8=int8)

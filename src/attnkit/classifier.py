@@ -50,10 +50,15 @@ class Classifier:
         )
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path) -> Classifier:
+    def from_checkpoint(cls, path: str | Path, int8: bool = False) -> Classifier:
+        """``int8``: run with int8 weights (``models.quantize``)."""
         ckpt, config = load_for_inference(path, "classification")
         vocab = Vocabulary(ckpt["vocabulary"])
         model = restore(build_model(config.model, len(vocab), num_classes=len(ckpt["labels"])), ckpt)
+        if int8:
+            from .models.quantize import quantize_int8
+
+            model = quantize_int8(model)
         return cls(model, vocab, list(ckpt["labels"]), config, str(path))
 
     def documents(self, texts: Sequence[str]) -> list[Document]:

@@ -14,7 +14,7 @@ from torch import nn
 
 from .data.batching import make_batch, make_source
 from .data.parallel import normalize
-from .data.tokenizer import SubwordTokenizer
+from .data.tokenizer import SubwordTokenizer, vocabularies_from
 from .decoding import beam_search, greedy_search
 from .models.build import build_model, load_for_inference, restore
 from .training.config import ExperimentConfig
@@ -45,7 +45,10 @@ class Translation:
 
 
 class Translator:
-    """A model, its tokenizer and its config, loaded from one checkpoint file."""
+    """A model, its tokenizers and its config, loaded from one checkpoint file.
+
+    ``tokenizer`` encodes sources; ``target_tokenizer`` (default: the same joint model) targets.
+    """
 
     def __init__(
         self,
@@ -54,16 +57,27 @@ class Translator:
         config: ExperimentConfig,
         path: str = "",
         max_source_tokens: int = 200,
+        target_tokenizer: SubwordTokenizer | None = None,
     ) -> None:
         self.model, self.tokenizer, self.config, self.path = model.eval(), tokenizer, config, path
+        self.target_tokenizer = target_tokenizer or tokenizer
         self.max_source_tokens = max_source_tokens
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path) -> Translator:
+    def from_checkpoint(cls, path: str | Path, int8: bool = False) -> Translator:
+        """``int8``: decode with int8 weights (``models.quantize``), faster on CPU for small batches."""
         ckpt, config = load_for_inference(path, "translation")
-        tokenizer = SubwordTokenizer(ckpt["tokenizer"])
-        model = restore(build_model(config.model, len(tokenizer), target_ids=ckpt.get("target_ids")), ckpt)
-        return cls(model, tokenizer, config, str(path))
+        source, target = vocabularies_from(ckpt)
+        src_vocab_size = None if source is target else len(source)
+        model = build_model(
+            config.model, len(target), target_ids=ckpt.get("target_ids"), src_vocab_size=src_vocab_size
+        )
+        model = restore(model, ckpt)
+        if int8:
+            from .models.quantize import quantize_int8
+
+            model = quantize_int8(model)
+        return cls(model, source, config, str(path), target_tokenizer=target)
 
     def _encode(self, text: str) -> list[int]:
         ids = self.tokenizer.encode(text)
@@ -109,12 +123,12 @@ class Translator:
         best = nbest[0]
         return Translation(
             source=source,
-            translation=self.tokenizer.decode(best.tokens),
+            translation=self.target_tokenizer.decode(best.tokens),
             source_tokens=self.tokenizer.pieces(src_ids) + ["</s>"],
-            target_tokens=self.tokenizer.pieces(best.tokens) + ["</s>"],
+            target_tokens=self.target_tokenizer.pieces(best.tokens) + ["</s>"],
             attention=best.attention.float().numpy(),
             score=best.score,
-            alternatives=[self.tokenizer.decode(h.tokens) for h in nbest[1:]],
+            alternatives=[self.target_tokenizer.decode(h.tokens) for h in nbest[1:]],
         )
 
     @torch.no_grad()
@@ -135,7 +149,7 @@ class Translator:
         if len(sources) != len(targets):
             raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
         src_ids = [self._encode(normalize(s)) for s in sources]
-        tgt_ids = [self.tokenizer.encode(normalize(t)) for t in targets]
+        tgt_ids = [self.target_tokenizer.encode(normalize(t)) for t in targets]
         out: list[tuple[list[str], list[str], np.ndarray]] = []
         for start in range(0, len(sources), batch_size):
             chunk = range(start, min(start + batch_size, len(sources)))
@@ -146,7 +160,7 @@ class Translator:
                 out.append(
                     (
                         self.tokenizer.pieces(src_ids[i]) + ["</s>"],
-                        self.tokenizer.pieces(tgt_ids[i]) + ["</s>"],
+                        self.target_tokenizer.pieces(tgt_ids[i]) + ["</s>"],
                         maps[row, :t, :s].numpy(),
                     )
                 )
@@ -175,7 +189,7 @@ class Translator:
         if not hasattr(self.model, "decoder") or not isinstance(self.model.decoder, nn.ModuleList):
             return None
         src_ids = self._encode(normalize(result.source))
-        tgt_ids = self.tokenizer.encode(result.translation)
+        tgt_ids = self.target_tokenizer.encode(result.translation)
         batch = make_batch([src_ids], [tgt_ids])
         with torch.no_grad():
             out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)

@@ -99,3 +99,23 @@ def test_unknown_rnn_type_and_scorer_list_valid_names():
         RNNSeq2Seq(VOCAB, rnn_type="rnn")
     with pytest.raises(ValueError, match="valid names"):
         RNNSeq2Seq(VOCAB, scorer="nope")
+
+
+@pytest.mark.parametrize("kind", ["rnn", "transformer"])
+def test_separate_source_vocabulary_gets_its_own_table(kind):
+    """Source ids may exceed the target vocabulary; the output is tied to the target table only."""
+    from attnkit.models import build_model
+    from attnkit.training.config import ModelConfig
+
+    config = ModelConfig(name=kind)
+    config.rnn.embed_size = config.rnn.hidden_size = 16
+    config.transformer.d_model, config.transformer.ff_size = 16, 32
+    torch.manual_seed(0)
+    model = build_model(config, VOCAB, src_vocab_size=VOCAB + 40).eval()
+    assert model.src_embedding.num_embeddings == VOCAB + 40 and model.embedding.num_embeddings == VOCAB
+    src = [[VOCAB + 30, VOCAB + 39, 5], [7]]  # ids only the source table has
+    b = make_batch(src, random_sequences(2, seed=3))
+    out = model(b.src, b.src_mask, b.tgt_in)
+    assert out.logits.shape == (2, b.tgt_in.shape[1], VOCAB)
+    joint = build_model(config, VOCAB)
+    assert joint.src_embedding is None and "src_embedding.weight" not in joint.state_dict()

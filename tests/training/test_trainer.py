@@ -48,6 +48,27 @@ def test_toy_run_learns_and_writes_checkpoints(tmp_path):
     assert not list(tmp_path.glob(".*tmp*"))  # no temporary files left behind
 
 
+def test_separate_vocabularies_train_save_and_translate(tmp_path):
+    from attnkit.translator import Translator
+
+    extra = {"training.max_steps": 60, "training.validate_every": 60, "data.vocabulary": "separate"}
+    assert main(["train", TOY, *_sets(tmp_path, **extra)]) == 0
+    ckpt = load_checkpoint(tmp_path / "best.pt")
+    assert ckpt["target_tokenizer"] and ckpt["tokenizer"]
+    assert "src_embedding.weight" in ckpt["model"]
+    translator = Translator.from_checkpoint(tmp_path / "best.pt")
+    assert translator.tokenizer is not translator.target_tokenizer
+    result = translator.translate(["a b c"], beam=2)[0]
+    assert result.attention.shape == (len(result.target_tokens), len(result.source_tokens))
+
+
+def test_unknown_vocabulary_kind_lists_the_valid_ones(tmp_path):
+    from attnkit.training.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="data.vocabulary.*valid: joint, separate"):
+        load_config(TOY, ["data.vocabulary=shared"])
+
+
 def test_resume_after_kill_reaches_the_same_state(tmp_path):
     steps = {"training.max_steps": 60, "training.checkpoint_every": 10, "training.validate_every": 0}
     full = tmp_path / "full"

@@ -129,6 +129,8 @@ class ConcatScorer(AdditiveScorer):
     additive scorer; the split form lets the key half be precomputed once per sentence.
     """
 
+    reads_raw_weights = True  # concat_weight reads the projections' weights: keep them float
+
     @property
     def concat_weight(self) -> Tensor:
         """W_a as Luong writes it: (A, Dq + Dk)."""

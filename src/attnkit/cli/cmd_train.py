@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         task.vocab_size,
         num_classes=getattr(task, "num_classes", 5),
         target_ids=getattr(task, "target_ids", None),
+        src_vocab_size=getattr(task, "src_vocab_size", None),
     )
     trainer = Trainer(config, model, task, started=started)
     if previous is not None:
@@ -70,9 +71,13 @@ def _make_task(config: Any, checkpoint: dict[str, Any] | None) -> Any:
         from ..training.classification import ClassificationTask
 
         return ClassificationTask(config, checkpoint)
-    from ..data.tokenizer import SubwordTokenizer
+    from ..data.tokenizer import vocabularies_from
     from ..training.translation import TranslationTask
 
-    tokenizer = SubwordTokenizer(checkpoint["tokenizer"]) if checkpoint else None
-    target_ids = checkpoint["target_ids"] if checkpoint else None
-    return TranslationTask(config, tokenizer, target_ids, log=lambda m: print(f"[attnkit] {m}", flush=True))
+    def log(message: str) -> None:
+        print(f"[attnkit] {message}", flush=True)
+
+    if checkpoint is None:
+        return TranslationTask(config, log=log)
+    source, target = vocabularies_from(checkpoint)
+    return TranslationTask(config, source, checkpoint["target_ids"], log=log, target_tokenizer=target)

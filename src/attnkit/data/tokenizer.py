@@ -6,6 +6,7 @@ import io
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import sentencepiece as spm
 
@@ -73,3 +74,20 @@ class SubwordTokenizer:
 
     def decode(self, ids: Sequence[int]) -> str:
         return str(self.sp.decode([int(i) for i in ids if int(i) not in (PAD, BOS, EOS)]))
+
+
+def train_vocabularies(
+    sources: Sequence[str], targets: Sequence[str], vocab_size: int, separate: bool = False
+) -> tuple[SubwordTokenizer, SubwordTokenizer]:
+    """(source, target) tokenizers: one joint model (the same object twice) or one per side."""
+    if not separate:
+        joint = SubwordTokenizer.train(list(sources) + list(targets), vocab_size)
+        return joint, joint
+    return SubwordTokenizer.train(sources, vocab_size), SubwordTokenizer.train(targets, vocab_size)
+
+
+def vocabularies_from(payload: dict[str, Any]) -> tuple[SubwordTokenizer, SubwordTokenizer]:
+    """(source, target) tokenizers stored in a checkpoint; ``target_tokenizer`` only when separate."""
+    source = SubwordTokenizer(payload["tokenizer"])
+    target = payload.get("target_tokenizer")
+    return source, (source if target is None else SubwordTokenizer(target))

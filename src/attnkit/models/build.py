@@ -15,20 +15,27 @@ MODELS = ("han", "rnn", "transformer")
 
 
 def build_model(
-    config: ModelConfig, vocab_size: int, num_classes: int = 5, target_ids: list[int] | None = None
+    config: ModelConfig,
+    vocab_size: int,
+    num_classes: int = 5,
+    target_ids: list[int] | None = None,
+    src_vocab_size: int | None = None,
 ) -> nn.Module:
     """Make the model named by ``config.name`` with its section of the config.
 
-    ``target_ids``: the target-side vocabulary of a translation model (see ``TiedOutput``).
+    Translation models: ``vocab_size`` is the (joint or target) embedding size, ``src_vocab_size`` that
+    of a separate source embedding (None: joint vocabulary), ``target_ids`` the target-side pieces
+    (see ``TiedOutput``).
     """
+    sizes: dict[str, Any] = {"target_ids": target_ids, "src_vocab_size": src_vocab_size}
     if config.name == "rnn":
         from .rnn_seq2seq import RNNSeq2Seq
 
-        return RNNSeq2Seq(vocab_size, target_ids=target_ids, **dataclasses.asdict(config.rnn))
+        return RNNSeq2Seq(vocab_size, **sizes, **dataclasses.asdict(config.rnn))
     if config.name == "transformer":
         from .transformer import TransformerSeq2Seq
 
-        return TransformerSeq2Seq(vocab_size, target_ids=target_ids, **dataclasses.asdict(config.transformer))
+        return TransformerSeq2Seq(vocab_size, **sizes, **dataclasses.asdict(config.transformer))
     if config.name == "han":
         from .han import HAN
 

@@ -34,6 +34,7 @@ class TiedOutput(nn.Module):
         self.vocab = vocab
         self._cache: Tensor = torch.empty(0)
         self._cache_key: tuple[int, int] = (0, -1)
+        self._int8: nn.Module | None = None  # set by freeze_int8 (inference only)
 
     def _weight(self) -> Tensor:
         if self.embedding is None:
@@ -49,7 +50,16 @@ class TiedOutput(nn.Module):
         return self._cache
 
     def forward(self, hidden: Tensor) -> Tensor:
+        if self._int8 is not None:
+            return self._int8(hidden)
         return F.linear(hidden, self._weight())
+
+    def freeze_int8(self) -> None:
+        """Score with an int8 copy of the current (V_out, E) weight from now on (see ``quantize``)."""
+        from .quantize import int8_linear
+
+        with torch.no_grad():
+            self._int8 = int8_linear(self._weight())
 
     def targets(self, ids: Tensor) -> Tensor:
         """Full-vocabulary target ids -> output indices (IGNORE for pieces outside the set)."""

@@ -102,13 +102,18 @@ class RNNSeq2Seq(nn.Module):
         input_feeding: bool = True,
         tied_embeddings: bool = True,
         target_ids: list[int] | None = None,
+        src_vocab_size: int | None = None,
     ) -> None:
         super().__init__()
         if rnn_type not in ("gru", "lstm"):
             raise ValueError(f"unknown rnn_type {rnn_type!r}; valid: gru, lstm")
         self.rnn_type, self.num_layers, self.input_feeding = rnn_type, num_layers, input_feeding
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=1)
-        nn.init.normal_(self.embedding.weight, std=0.1)
+        # A separate source vocabulary gets its own table; ``embedding`` is then the target side's.
+        self.src_embedding = None if src_vocab_size is None else nn.Embedding(src_vocab_size, embed_size, 1)
+        for table in (self.embedding, self.src_embedding):
+            if table is not None:
+                nn.init.normal_(table.weight, std=0.1)
         self.encoder = RNNEncoder(embed_size, hidden_size, rnn_type, num_layers, dropout)
         self.bridge = nn.Linear(2 * hidden_size, hidden_size)
         rnn_cls = {"gru": nn.GRU, "lstm": nn.LSTM}[rnn_type]
@@ -125,7 +130,8 @@ class RNNSeq2Seq(nn.Module):
         self.output = TiedOutput(self.embedding, target_ids, tied_embeddings)
 
     def encode(self, src: Tensor, src_mask: Tensor) -> RNNState:
-        memory, final = self.encoder(self.embedding(src), src_mask)  # (B, S, 2H), (2L, B, H)
+        source_table = self.embedding if self.src_embedding is None else self.src_embedding
+        memory, final = self.encoder(source_table(src), src_mask)  # (B, S, 2H), (2L, B, H)
         layers = final.view(self.num_layers, 2, final.shape[1], final.shape[2])  # (L, 2, B, H)
         hidden = torch.tanh(
             self.bridge(torch.cat([layers[:, 0], layers[:, 1]], -1))

@@ -114,12 +114,17 @@ class TransformerSeq2Seq(nn.Module):
         dropout: float = 0.1,
         attention_layer: int = -1,
         target_ids: list[int] | None = None,
+        src_vocab_size: int | None = None,
     ) -> None:
         super().__init__()
         self.d_model = d_model
         self.attention_layer = attention_layer % decoder_layers
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=1)
-        nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
+        # A separate source vocabulary gets its own table; ``embedding`` is then the target side's.
+        self.src_embedding = None if src_vocab_size is None else nn.Embedding(src_vocab_size, d_model, 1)
+        for table in (self.embedding, self.src_embedding):
+            if table is not None:
+                nn.init.normal_(table.weight, std=d_model**-0.5)
         self.positions = SinusoidalPositionalEncoding(d_model)
         self.dropout = nn.Dropout(dropout)
         self.encoder = nn.ModuleList(
@@ -131,12 +136,13 @@ class TransformerSeq2Seq(nn.Module):
         self.encoder_norm, self.decoder_norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.output = TiedOutput(self.embedding, target_ids)
 
-    def _embed(self, tokens: Tensor, offset: int = 0) -> Tensor:
-        return self.dropout(self.positions(self.embedding(tokens) * math.sqrt(self.d_model), offset))
+    def _embed(self, tokens: Tensor, offset: int = 0, source: bool = False) -> Tensor:
+        table = self.src_embedding if source and self.src_embedding is not None else self.embedding
+        return self.dropout(self.positions(table(tokens) * math.sqrt(self.d_model), offset))
 
     def encode(self, src: Tensor, src_mask: Tensor) -> TransformerState:
         mask = src_mask.unsqueeze(1)  # (B, 1, S)
-        x = self._embed(src)
+        x = self._embed(src, source=True)
         for layer in self.encoder:
             x = layer(x, mask)
         memory = self.encoder_norm(x)  # (B, S, D)

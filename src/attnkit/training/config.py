@@ -27,7 +27,8 @@ class DataConfig:
     )
     train: list[str] = field(default_factory=list)  # [tsv] or [src, tgt]
     dev: list[str] = field(default_factory=list)
-    vocab_size: int = 8000
+    vocab_size: int = 8000  # per sentencepiece model
+    vocabulary: str = "joint"  # joint: one subword model for both sides; separate: one per side
     max_tokens: int = 4096
     max_len: int = 100
     skip_bad_lines: bool = False
@@ -200,6 +201,7 @@ def validate(config: ExperimentConfig) -> None:
     choices = {
         "task": (config.task, ("classification", "translation")),
         "model.name": (config.model.name, ("han", "rnn", "transformer")),
+        "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
         "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "plateau")),
         "model.han.class_weighting": (config.model.han.class_weighting, ("inverse", "none", "sqrt_inverse")),
     }

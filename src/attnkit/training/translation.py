@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from ..data.batching import Batch, TokenBatcher, make_batch
 from ..data.parallel import read_parallel
-from ..data.tokenizer import EOS, UNK, SubwordTokenizer
+from ..data.tokenizer import EOS, UNK, SubwordTokenizer, train_vocabularies
 from ..datasets import parallel_split
 from ..evaluation.metrics import corpus_scores
 from ..models.output import IGNORE
@@ -37,7 +37,10 @@ class TranslationTask:
         tokenizer: SubwordTokenizer | None = None,
         target_ids: list[int] | None = None,
         log: Any = print,
+        target_tokenizer: SubwordTokenizer | None = None,
     ) -> None:
+        """``tokenizer``/``target_tokenizer``: from a checkpoint being resumed; trained here when None
+        (``data.vocabulary``: one joint model, or one per side)."""
         self.config = config
         t0 = time.time()
         src, tgt = load_pairs(config, "train")
@@ -47,14 +50,17 @@ class TranslationTask:
         if config.training.dev_limit:
             self.dev_src = self.dev_src[: config.training.dev_limit]
             self.dev_ref = self.dev_ref[: config.training.dev_limit]
-        self.tokenizer = tokenizer or SubwordTokenizer.train(src + tgt, config.data.vocab_size)
-        enc_src, enc_tgt = self.tokenizer.encode_batch(src), self.tokenizer.encode_batch(tgt)
+        if tokenizer is None:
+            separate = config.data.vocabulary == "separate"
+            tokenizer, target_tokenizer = train_vocabularies(src, tgt, config.data.vocab_size, separate)
+        self.tokenizer, self.target_tokenizer = tokenizer, target_tokenizer or tokenizer
+        enc_src, enc_tgt = self.tokenizer.encode_batch(src), self.target_tokenizer.encode_batch(tgt)
         self.target_ids = target_ids or sorted({i for ids in enc_tgt for i in ids} | {UNK, EOS})
         self.batcher = TokenBatcher(
             enc_src, enc_tgt, config.data.max_tokens, config.training.seed, max_len=config.data.max_len
         )
         dev_src_ids = self.tokenizer.encode_batch(self.dev_src)
-        dev_tgt_ids = self.tokenizer.encode_batch(self.dev_ref)
+        dev_tgt_ids = self.target_tokenizer.encode_batch(self.dev_ref)
         order = sorted(range(len(dev_src_ids)), key=lambda i: len(dev_src_ids[i]))
         self.dev_batches = [
             make_batch(
@@ -64,12 +70,27 @@ class TranslationTask:
         ]
         log(
             f"data: {len(self.batcher)} training pairs, {len(self.dev_src)} dev pairs, "
-            f"vocabulary {len(self.tokenizer)}, prepared in {time.time() - t0:.1f}s"
+            f"vocabulary {self._describe_vocabulary()}, prepared in {time.time() - t0:.1f}s"
         )
+
+    def _describe_vocabulary(self) -> str:
+        if self.joint:
+            return f"{len(self.tokenizer)} joint"
+        return f"{len(self.tokenizer)} source + {len(self.target_tokenizer)} target"
+
+    @property
+    def joint(self) -> bool:
+        return self.tokenizer is self.target_tokenizer
 
     @property
     def vocab_size(self) -> int:
-        return len(self.tokenizer)
+        """Size of the target (and, when joint, shared) embedding."""
+        return len(self.target_tokenizer)
+
+    @property
+    def src_vocab_size(self) -> int | None:
+        """Size of a separate source embedding; None when the vocabulary is joint."""
+        return None if self.joint else len(self.tokenizer)
 
     def batches(self, epoch: int, start: int, rank: int, world_size: int) -> Iterator[Batch]:
         return self.batcher.batches(epoch, start, rank, world_size)
@@ -101,7 +122,9 @@ class TranslationTask:
             "dev_ppl": round(float(torch.tensor(total / count).exp()), 2),
         }
         if self.config.training.validate_bleu:
-            translator = Translator(model, self.tokenizer, self.config)
+            translator = Translator(
+                model, self.tokenizer, self.config, target_tokenizer=self.target_tokenizer
+            )
             hyps = [t.translation for t in translator.translate(self.dev_src, beam=1, batch_size=100)]
             scores = corpus_scores(hyps, self.dev_ref)
             metrics.update(dev_bleu=round(scores.bleu, 2), dev_chrf=round(scores.chrf, 2))
@@ -110,4 +133,5 @@ class TranslationTask:
         return metrics
 
     def payload(self) -> dict[str, Any]:
-        return {"tokenizer": self.tokenizer.model_proto, "target_ids": self.target_ids}
+        separate = {} if self.joint else {"target_tokenizer": self.target_tokenizer.model_proto}
+        return {"tokenizer": self.tokenizer.model_proto, "target_ids": self.target_ids, **separate}
