@@ -18,6 +18,17 @@ def test_translate_json_has_the_documented_keys(translator_ckpt, capsys):
     assert lines[1]["translation"] == "" and lines[1]["attention"] == []
 
 
+def test_evaluate_with_int8_weights_reports_it(translator_ckpt, tmp_path, capsys):
+    src, ref = tmp_path / "s.en", tmp_path / "r.fr"
+    src.write_text("ab cd\nThe cat sits on the mat.\n")
+    ref.write_text("ab cd\nLe chat est assis sur le tapis.\n")
+    argv = ["evaluate", "--model", str(translator_ckpt), "--src", str(src), "--ref", str(ref), "--int8"]
+    assert main([*argv, "--beam", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["decoding"]["int8"] is True and report["n_sentences"] == 2
+    assert 0 <= report["bleu"] <= 100
+
+
 def test_translate_reads_stdin_and_plots(translator_ckpt, tmp_path, monkeypatch, capsys):
     import io
 
