@@ -6,7 +6,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import cmd_align, cmd_classify, cmd_evaluate, cmd_list, cmd_plot, cmd_train, cmd_translate
+from . import (
+    cmd_align,
+    cmd_average,
+    cmd_classify,
+    cmd_evaluate,
+    cmd_list,
+    cmd_plot,
+    cmd_train,
+    cmd_translate,
+)
 
 COMMANDS = {
     "translate": cmd_translate,
@@ -16,6 +25,7 @@ COMMANDS = {
     "classify": cmd_classify,
     "evaluate-classifier": cmd_classify,
     "plot": cmd_plot,
+    "average": cmd_average,
     "list": cmd_list,
 }
 
