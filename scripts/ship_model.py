@@ -53,6 +53,17 @@ def data_checksums(task: str) -> dict[str, str]:
     return out
 
 
+def wall_minutes(history: list[dict]) -> float:
+    """Training wall time over every ``--resume`` segment: elapsed_minutes restarts in each one."""
+    total, last = 0.0, 0.0
+    for entry in history:
+        elapsed = float(entry.get("elapsed_minutes", 0.0))
+        if elapsed < last:
+            total += last
+        last = elapsed
+    return round(total + last, 2)
+
+
 def dev_score(report: dict) -> float:
     return float(report.get("dev", {}).get("bleu", report.get("dev", {}).get("macro_f1", float("-inf"))))
 
@@ -77,7 +88,8 @@ def main() -> int:
         "config": ckpt["config"],
         "data_sha256": data_checksums(ckpt["config"]["task"]),
         "steps": ckpt["step"],
-        "train_minutes": history[-1]["elapsed_minutes"] if history else None,
+        "train_minutes": wall_minutes(history),  # wall time of all segments, validations included
+        "train_step_minutes": round(ckpt.get("train_time", 0.0) / 60, 2),  # time inside training steps
         "tokens_per_second": history[-1].get("tokens_per_second") if history else None,
         "validations": history,
         "dev": dev,
