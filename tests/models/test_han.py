@@ -58,3 +58,14 @@ def test_overfits_tiny_set():
         opt.step()
     model.eval()
     assert (model(batch.words, batch.word_mask).logits.argmax(-1) == batch.labels).all()
+
+
+def test_class_weights_are_powers_of_inverse_frequency():
+    from attnkit.training.classification import class_weights
+
+    labels = [0] * 6 + [1] * 3 + [2] * 1  # n = 10, C = 3: inverse = 10 / (3 * count)
+    inverse = torch.tensor([10 / 18, 10 / 9, 10 / 3])
+    torch.testing.assert_close(class_weights(labels, 3, "inverse"), inverse)
+    torch.testing.assert_close(class_weights(labels, 3, "sqrt_inverse"), inverse.sqrt())
+    torch.testing.assert_close(class_weights(labels, 3, "quarter_inverse"), inverse.sqrt().sqrt())
+    assert class_weights(labels, 3, "none") is None

@@ -68,7 +68,7 @@ class HANConfig:
     word_hidden: int = 50
     sentence_hidden: int = 50
     dropout: float = 0.3
-    class_weighting: str = "sqrt_inverse"  # none, inverse, sqrt_inverse
+    class_weighting: str = "sqrt_inverse"  # none, inverse, sqrt_inverse, quarter_inverse
 
 
 @dataclass
@@ -203,7 +203,10 @@ def validate(config: ExperimentConfig) -> None:
         "model.name": (config.model.name, ("han", "rnn", "transformer")),
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
         "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "plateau")),
-        "model.han.class_weighting": (config.model.han.class_weighting, ("inverse", "none", "sqrt_inverse")),
+        "model.han.class_weighting": (
+            config.model.han.class_weighting,
+            ("inverse", "none", "quarter_inverse", "sqrt_inverse"),
+        ),
     }
     for key, (value, valid) in choices.items():
         if value not in valid:
