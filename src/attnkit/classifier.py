@@ -54,11 +54,7 @@ class Classifier:
         """``int8``: run with int8 weights (``models.quantize``)."""
         ckpt, config = load_for_inference(path, "classification")
         vocab = Vocabulary(ckpt["vocabulary"])
-        model = restore(build_model(config.model, len(vocab), num_classes=len(ckpt["labels"])), ckpt)
-        if int8:
-            from .models.quantize import quantize_int8
-
-            model = quantize_int8(model)
+        model = restore(build_model(config.model, len(vocab), num_classes=len(ckpt["labels"])), ckpt, int8)
         return cls(model, vocab, list(ckpt["labels"]), config, str(path))
 
     def documents(self, texts: Sequence[str]) -> list[Document]:

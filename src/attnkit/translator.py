@@ -72,12 +72,7 @@ class Translator:
         model = build_model(
             config.model, len(target), target_ids=ckpt.get("target_ids"), src_vocab_size=src_vocab_size
         )
-        model = restore(model, ckpt)
-        if int8:
-            from .models.quantize import quantize_int8
-
-            model = quantize_int8(model)
-        return cls(model, source, config, str(path), target_tokenizer=target)
+        return cls(restore(model, ckpt, int8), source, config, str(path), target_tokenizer=target)
 
     def _encode(self, text: str) -> list[int]:
         ids = self.tokenizer.encode(text)

@@ -54,7 +54,14 @@ def load_for_inference(path: str | Path, task: str) -> tuple[dict[str, Any], Exp
     return ckpt, config
 
 
-def restore(model: nn.Module, ckpt: dict[str, Any]) -> nn.Module:
-    """Load weights (fp16 shipped weights become fp32) and switch to eval mode."""
+def restore(model: nn.Module, ckpt: dict[str, Any], int8: bool = False) -> nn.Module:
+    """Load weights (fp16 shipped weights become fp32) and switch to eval mode.
+
+    ``int8``: return an int8-weight copy for CPU inference instead (see ``quantize``).
+    """
     model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt["model"].items()})
+    if int8:
+        from .quantize import quantize_int8
+
+        return quantize_int8(model)
     return model.eval()
