@@ -136,3 +136,36 @@ def test_ddp_two_processes_match_one_process(tmp_path):
     a, b = _weights(single / "step-6.pt"), _weights(ddp / "step-6.pt")
     for name in a:
         torch.testing.assert_close(a[name], b[name], rtol=1e-4, atol=2e-5, msg=name)
+
+
+def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
+    first = tmp_path / "first"
+    assert main(["train", TOY, *_sets(first, **{"training.max_steps": 30, "training.validate_every": 30})]) == 0
+    second = tmp_path / "second"
+    extra = {"training.max_steps": 1, "training.validate_every": 1, "training.lr": 0.0}
+    init = {"training.init_from": str(first / "best.pt")}
+    assert main(["train", TOY, *_sets(second, **extra, **init)]) == 0
+    start, after = load_checkpoint(first / "best.pt"), load_checkpoint(second / "best.pt")
+    assert after["step"] == 1 and after["tokenizer"] == start["tokenizer"]
+    for name, weight in start["model"].items():  # lr 0: one step leaves the loaded weights as they were
+        torch.testing.assert_close(after["model"][name], weight, msg=name)
+
+
+def test_init_from_another_architecture_names_the_difference(tmp_path, capsys):
+    first = tmp_path / "first"
+    assert main(["train", TOY, *_sets(first, **{"training.max_steps": 2, "training.validate_every": 2})]) == 0
+    other = {"training.init_from": str(first / "best.pt"), "model.rnn.hidden_size": 16}
+    assert main(["train", TOY, *_sets(tmp_path / "second", **other)]) == 2
+    assert "model.hidden_size: 32 there, 16 here" in capsys.readouterr().err
+
+
+def test_subword_sampling_trains_with_new_pieces_each_epoch(tmp_path):
+    from attnkit.training.config import load_config
+    from attnkit.training.translation import TranslationTask
+
+    config = load_config(TOY, [s for s in _sets(tmp_path) if s != "--set"] + ["data.subword_alpha=0.1"])
+    task = TranslationTask(config, log=lambda message: None)
+    epoch0, epoch1 = task.epoch_batcher(0), task.epoch_batcher(1)
+    assert epoch0.src != epoch1.src and task.epoch_batcher(0).src == epoch0.src
+    assert epoch0.src != task.batcher.src  # not the fixed segmentation
+    assert main(["train", TOY, *_sets(tmp_path, **{"data.subword_alpha": 0.1, "training.max_steps": 20})]) == 0

@@ -33,6 +33,7 @@ def add_parser(sub: Any, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     started = time.time()
     from ..models import build_model
+    from ..models.build import init_checkpoint, restore
     from ..training import distributed as dist
     from ..training.checkpoint import latest_checkpoint, load_checkpoint
     from ..training.config import load_config
@@ -48,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     previous = latest_checkpoint(Path(out_dir)) if args.resume else None
     if args.resume and previous is None:
         raise ValueError(f"--resume: no checkpoint in {out_dir}")
-    task = _make_task(config, load_checkpoint(previous) if previous else None)
+    # --resume continues a run; otherwise training.init_from starts from another run's weights
+    initial = init_checkpoint(config) if previous is None and config.training.init_from else None
+    task = _make_task(config, load_checkpoint(previous) if previous else initial)
     model = build_model(
         config.model,
         task.vocab_size,
@@ -56,11 +59,15 @@ def run(args: argparse.Namespace) -> int:
         target_ids=getattr(task, "target_ids", None),
         src_vocab_size=getattr(task, "src_vocab_size", None),
     )
+    if initial is not None:
+        restore(model, initial)
     trainer = Trainer(config, model, task, started=started)
     if previous is not None:
         trainer.resume(previous)
     n_params = sum(p.numel() for p in model.parameters())
     trainer.log(f"{config.name}: {config.model.name} model, {n_params:,} parameters, out_dir {out_dir}")
+    if initial is not None:
+        trainer.log(f"weights from {config.training.init_from} (step {initial.get('step', '?')})")
     reason = trainer.train()
     dist.shutdown()
     return 130 if reason == "interrupted" else 0

@@ -69,6 +69,14 @@ class SubwordTokenizer:
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(ids) for ids in self.sp.encode(list(texts))]
 
+    def sample_batch(self, texts: Sequence[str], alpha: float, seed: int) -> list[list[int]]:
+        """One segmentation per text sampled from all of the unigram model's segmentations, each with
+        probability proportional to P(segmentation)^alpha (Kudo 2018, subword regularization).
+        The same (texts, alpha, seed) give the same result: one thread, a seeded generator."""
+        spm.set_random_generator_seed(seed)
+        ids = self.sp.encode(list(texts), enable_sampling=True, alpha=alpha, nbest_size=-1, num_threads=1)
+        return [list(row) for row in ids]
+
     def pieces(self, ids: Sequence[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
 

@@ -54,6 +54,31 @@ def load_for_inference(path: str | Path, task: str) -> tuple[dict[str, Any], Exp
     return ckpt, config
 
 
+# Model options that do not change the weights' shapes or meaning: free to differ from init_from's.
+_NOT_ARCHITECTURE = ("dropout", "class_weighting", "attention_layer")
+
+
+def init_checkpoint(config: ExperimentConfig) -> dict[str, Any]:
+    """The checkpoint ``training.init_from`` names (a path or a shipped model), checked to hold a model
+    of the same task and architecture as ``config``, so its weights, tokenizer and vocabulary fit."""
+    from ..pretrained import resolve
+
+    kind = "classifier" if config.task == "classification" else "translator"
+    path = resolve(config.training.init_from, kind)
+    ckpt, source = load_for_inference(path, config.task)
+    section = config.model.name
+    mine = {"name": section, **dataclasses.asdict(getattr(config.model, section))}
+    theirs = {"name": source.model.name, **dataclasses.asdict(getattr(source.model, section))}
+    differ = [
+        f"model.{k}: {theirs[k]!r} there, {mine[k]!r} here"
+        for k in mine
+        if k not in _NOT_ARCHITECTURE and mine[k] != theirs[k]
+    ]
+    if differ:
+        raise ValueError(f"training.init_from: {path} has another architecture ({'; '.join(differ)})")
+    return ckpt
+
+
 def restore(model: nn.Module, ckpt: dict[str, Any], int8: bool = False) -> nn.Module:
     """Load weights (fp16 shipped weights become fp32) and switch to eval mode.
 

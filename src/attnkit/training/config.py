@@ -37,6 +37,9 @@ class DataConfig:
     label_field: str = "label"
     title_field: str = "title"  # prepended to the text as its first sentence; "" to ignore
     min_freq: int = 2
+    # sentencepiece subword regularization (Kudo 2018): each epoch samples a new segmentation of the
+    # training pairs from the unigram model, sharpened by this alpha (smaller = more varied); 0 = off
+    subword_alpha: float = 0.0
 
 
 @dataclass
@@ -82,6 +85,9 @@ class ModelConfig:
 @dataclass
 class TrainingConfig:
     out_dir: str = "runs/default"
+    # start from the weights of this checkpoint or shipped model (same model config; its tokenizer and
+    # vocabulary are reused); optimizer, schedule and data position start afresh. "" = random init
+    init_from: str = ""
     seed: int = 1
     threads: int = 2
     lr: float = 1e-3
@@ -211,6 +217,8 @@ def validate(config: ExperimentConfig) -> None:
     for key, (value, valid) in choices.items():
         if value not in valid:
             raise ConfigError(f"{key}: unknown value {value!r}; valid: {', '.join(valid)}")
+    if not 0.0 <= config.data.subword_alpha <= 1.0:
+        raise ConfigError(f"data.subword_alpha must be in [0, 1] (0 = off), got {config.data.subword_alpha}")
     if config.training.accumulate < 1:
         raise ConfigError("training.accumulate must be >= 1")
     if config.data.train and len(config.data.train) not in (1, 2):

@@ -56,9 +56,9 @@ class TranslationTask:
         self.tokenizer, self.target_tokenizer = tokenizer, target_tokenizer or tokenizer
         enc_src, enc_tgt = self.tokenizer.encode_batch(src), self.target_tokenizer.encode_batch(tgt)
         self.target_ids = target_ids or sorted({i for ids in enc_tgt for i in ids} | {UNK, EOS})
-        self.batcher = TokenBatcher(
-            enc_src, enc_tgt, config.data.max_tokens, config.training.seed, max_len=config.data.max_len
-        )
+        self.batcher = self._batcher(enc_src, enc_tgt)
+        self.train_text = (src, tgt)  # re-segmented every epoch under data.subword_alpha
+        self._sampled: tuple[int, TokenBatcher] | None = None
         dev_src_ids = self.tokenizer.encode_batch(self.dev_src)
         dev_tgt_ids = self.target_tokenizer.encode_batch(self.dev_ref)
         order = sorted(range(len(dev_src_ids)), key=lambda i: len(dev_src_ids[i]))
@@ -92,8 +92,25 @@ class TranslationTask:
         """Size of a separate source embedding; None when the vocabulary is joint."""
         return None if self.joint else len(self.tokenizer)
 
+    def _batcher(self, src: list[list[int]], tgt: list[list[int]]) -> TokenBatcher:
+        data, seed = self.config.data, self.config.training.seed
+        return TokenBatcher(src, tgt, data.max_tokens, seed, max_len=data.max_len)
+
+    def epoch_batcher(self, epoch: int) -> TokenBatcher:
+        """The fixed segmentation, or with ``data.subword_alpha`` one sampled for this epoch: a function
+        of (seed, epoch), so every DDP rank and a resumed run see the same pieces."""
+        alpha = self.config.data.subword_alpha
+        if not alpha:
+            return self.batcher
+        if self._sampled is None or self._sampled[0] != epoch:
+            seed = self.config.training.seed * 100_003 + epoch
+            src = self.tokenizer.sample_batch(self.train_text[0], alpha, seed)
+            tgt = self.target_tokenizer.sample_batch(self.train_text[1], alpha, seed + 1)
+            self._sampled = (epoch, self._batcher(src, tgt))
+        return self._sampled[1]
+
     def batches(self, epoch: int, start: int, rank: int, world_size: int) -> Iterator[Batch]:
-        return self.batcher.batches(epoch, start, rank, world_size)
+        return self.epoch_batcher(epoch).batches(epoch, start, rank, world_size)
 
     def _loss(self, model: nn.Module, batch: Batch, smoothing: float) -> Tensor:
         logits = model(batch.src, batch.src_mask, batch.tgt_in).logits  # (B, T, V_out)
