@@ -140,7 +140,8 @@ def test_ddp_two_processes_match_one_process(tmp_path):
 
 def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
     first = tmp_path / "first"
-    assert main(["train", TOY, *_sets(first, **{"training.max_steps": 30, "training.validate_every": 30})]) == 0
+    steps = {"training.max_steps": 30, "training.validate_every": 30}
+    assert main(["train", TOY, *_sets(first, **steps)]) == 0
     second = tmp_path / "second"
     extra = {"training.max_steps": 1, "training.validate_every": 1, "training.lr": 0.0}
     init = {"training.init_from": str(first / "best.pt")}
@@ -168,4 +169,5 @@ def test_subword_sampling_trains_with_new_pieces_each_epoch(tmp_path):
     epoch0, epoch1 = task.epoch_batcher(0), task.epoch_batcher(1)
     assert epoch0.src != epoch1.src and task.epoch_batcher(0).src == epoch0.src
     assert epoch0.src != task.batcher.src  # not the fixed segmentation
-    assert main(["train", TOY, *_sets(tmp_path, **{"data.subword_alpha": 0.1, "training.max_steps": 20})]) == 0
+    sampled = {"data.subword_alpha": 0.1, "training.max_steps": 20}
+    assert main(["train", TOY, *_sets(tmp_path, **sampled)]) == 0
