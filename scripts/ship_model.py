@@ -33,6 +33,8 @@ KEEP = (
     "position",
     "tokens_seen",
     "train_time",
+    "ensemble",
+    "ensemble_of",
 )
 
 

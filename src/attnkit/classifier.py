@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from .data.documents import Document, Vocabulary, document_from_text, make_document_batch
-from .models.build import build_model, load_for_inference, restore
+from .models.build import build_for_checkpoint, load_for_inference, restore
 from .training.config import ExperimentConfig
 
 
@@ -54,7 +54,8 @@ class Classifier:
         """``int8``: run with int8 weights (``models.quantize``)."""
         ckpt, config = load_for_inference(path, "classification")
         vocab = Vocabulary(ckpt["vocabulary"])
-        model = restore(build_model(config.model, len(vocab), num_classes=len(ckpt["labels"])), ckpt, int8)
+        model = build_for_checkpoint(ckpt, config, len(vocab), num_classes=len(ckpt["labels"]))
+        model = restore(model, ckpt, int8)
         return cls(model, vocab, list(ckpt["labels"]), config, str(path))
 
     def documents(self, texts: Sequence[str]) -> list[Document]:

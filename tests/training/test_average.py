@@ -50,3 +50,53 @@ def test_average_command_writes_a_loadable_checkpoint(translator_ckpt, tmp_path,
     assert (
         main(["average", str(paths[0]), str(tmp_path / "missing.pt"), "--out", str(tmp_path / "x.pt")]) == 2
     )
+
+
+def _reseeded(src, path, seed, hidden):
+    """Another member: same vocabulary and labels, other weights and size."""
+    from attnkit.models import build_model
+    from attnkit.training.config import ExperimentConfig, from_dict, to_dict
+
+    ckpt = load_checkpoint(src)
+    config = from_dict(ExperimentConfig, ckpt["config"])
+    config.model.han.word_hidden = hidden
+    torch.manual_seed(seed)
+    model = build_model(config.model, len(ckpt["vocabulary"]), num_classes=len(ckpt["labels"]))
+    ckpt.update(model=model.state_dict(), config=to_dict(config))
+    atomic_torch_save(ckpt, path)
+    return path
+
+
+def test_ensemble_probabilities_and_attention_are_the_members_means(classifier_ckpt, tmp_path):
+    from attnkit.classifier import Classifier
+    from attnkit.training.average import ensemble_checkpoints
+
+    paths = [classifier_ckpt, _reseeded(classifier_ckpt, tmp_path / "b.pt", 5, hidden=6)]
+    ensemble_checkpoints(paths, tmp_path / "ens.pt")
+    texts = ["love it. great fit!", "terrible fabric. ripped. ok i guess"]
+    members = [Classifier.from_checkpoint(p).classify(texts) for p in paths]
+    together = Classifier.from_checkpoint(tmp_path / "ens.pt").classify(texts)
+    for i, result in enumerate(together):
+        a, b = members[0][i], members[1][i]
+        for label, p in result.probabilities.items():
+            assert p == pytest.approx((a.probabilities[label] + b.probabilities[label]) / 2, abs=1e-6)
+        assert result.sentence_weights == pytest.approx(
+            [(x + y) / 2 for x, y in zip(a.sentence_weights, b.sentence_weights)], abs=1e-6
+        )
+        assert sum(result.sentence_weights) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_ensemble_refuses_translators_and_other_vocabularies(classifier_ckpt, translator_ckpt, tmp_path):
+    from attnkit.cli.main import main
+    from attnkit.training.average import ensemble_checkpoints
+
+    with pytest.raises(ValueError, match="single classifiers"):
+        ensemble_checkpoints([classifier_ckpt, translator_ckpt], tmp_path / "e.pt")
+    other = load_checkpoint(classifier_ckpt)
+    other["vocabulary"] = other["vocabulary"][:-1]
+    atomic_torch_save(other, tmp_path / "other.pt")
+    assert (
+        main(["ensemble", str(classifier_ckpt), str(tmp_path / "other.pt"), "--out", str(tmp_path / "e.pt")])
+        == 2
+    )
+    assert not (tmp_path / "e.pt").exists()

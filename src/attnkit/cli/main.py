@@ -10,6 +10,7 @@ from . import (
     cmd_align,
     cmd_average,
     cmd_classify,
+    cmd_ensemble,
     cmd_evaluate,
     cmd_list,
     cmd_plot,
@@ -26,6 +27,7 @@ COMMANDS = {
     "evaluate-classifier": cmd_classify,
     "plot": cmd_plot,
     "average": cmd_average,
+    "ensemble": cmd_ensemble,
     "list": cmd_list,
 }
 

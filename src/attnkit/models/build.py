@@ -45,6 +45,18 @@ def build_model(
     raise ValueError(f"unknown model {config.name!r}; valid names: {', '.join(MODELS)}")
 
 
+def build_for_checkpoint(
+    ckpt: dict[str, Any], config: ExperimentConfig, vocab_size: int, **sizes: Any
+) -> nn.Module:
+    """The model a checkpoint's weights fit: its config's model, or an ensemble of its members'."""
+    members = ckpt.get("ensemble")
+    if not members:
+        return build_model(config.model, vocab_size, **sizes)
+    from .han import HANEnsemble
+
+    return HANEnsemble([build_model(from_dict(ModelConfig, m), vocab_size, **sizes) for m in members])
+
+
 def load_for_inference(path: str | Path, task: str) -> tuple[dict[str, Any], ExperimentConfig]:
     """A checkpoint and its config, checked to be of ``task`` (translation or classification)."""
     ckpt = load_checkpoint(path)
@@ -66,6 +78,8 @@ def init_checkpoint(config: ExperimentConfig) -> dict[str, Any]:
     kind = "classifier" if config.task == "classification" else "translator"
     path = resolve(config.training.init_from, kind)
     ckpt, source = load_for_inference(path, config.task)
+    if ckpt.get("ensemble"):
+        raise ValueError(f"training.init_from: {path} is an ensemble; start from one of its members")
     section = config.model.name
     mine = {"name": section, **dataclasses.asdict(getattr(config.model, section))}
     theirs = {"name": source.model.name, **dataclasses.asdict(getattr(source.model, section))}

@@ -11,8 +11,10 @@ the word GRU, and both poolings are masked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -89,3 +91,28 @@ class HAN(nn.Module):
         # 5. classify.
         logits = self.classifier(self.dropout(document.context))  # (B, C)
         return HANOutput(logits, word_weights.view(batch, n_sent, n_words), document.weights)
+
+
+class HANEnsemble(nn.Module):
+    """Several HANs trained apart (other seeds, class weightings, sizes), read as one classifier.
+
+    Class probabilities are the mean of the members' (``logits`` holds their log, so argmax and
+    softmax work as for one HAN); word and sentence weights are the mean of the members' attention,
+    still a distribution over the real words / sentences and exactly 0 on padding.
+    Shapes: as ``HAN``: words (B, N, W), word_mask (B, N, W) -> HANOutput.
+    """
+
+    def __init__(self, members: Sequence[nn.Module]) -> None:
+        super().__init__()
+        if len(members) < 2:
+            raise ValueError(f"an ensemble needs at least 2 members, got {len(members)}")
+        self.members = nn.ModuleList(members)
+
+    def forward(self, words: Tensor, word_mask: Tensor) -> HANOutput:
+        outputs = [member(words, word_mask) for member in self.members]
+        probs = torch.stack([o.logits.softmax(-1) for o in outputs]).mean(0)  # (B, C)
+        return HANOutput(
+            probs.clamp_min(1e-12).log(),
+            torch.stack([o.word_weights for o in outputs]).mean(0),  # (B, N, W)
+            torch.stack([o.sentence_weights for o in outputs]).mean(0),  # (B, N)
+        )

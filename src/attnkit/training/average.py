@@ -1,4 +1,6 @@
-"""Checkpoint averaging: the mean of the weights of the last few checkpoints of one run.
+"""Combining checkpoints: weight averaging within one run, and ensembles of separate runs.
+
+Averaging: the mean of the weights of the last few checkpoints of one run.
 
 A standard last step in NMT (Vaswani et al. 2017 average the last 5 or 20 checkpoints; fairseq's
 ``average_checkpoints.py``, Marian's exponential smoothing): the average sits nearer the centre of the
@@ -68,3 +70,32 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[st
     averaged["position"] = {"history": last.get("position", {}).get("history", [])}
     atomic_torch_save(averaged, Path(out))
     return averaged
+
+
+def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[str, Any]:
+    """Write one classifier checkpoint holding several separately trained HANs (``HANEnsemble``).
+
+    Members may differ in seed, size and class weighting but must share vocabulary and labels (the
+    vocabulary is a function of the training data and ``data.min_freq``). Config and training history
+    are the first member's; ``ensemble_of`` names every member.
+    """
+    if len(paths) < 2:
+        raise ValueError(f"need at least 2 checkpoints for an ensemble, got {len(paths)}")
+    files = [Path(p) for p in paths]
+    members = [load_checkpoint(p) for p in files]
+    first = members[0]
+    for path, ckpt in zip(files, members):
+        if ckpt["config"]["task"] != "classification" or ckpt.get("ensemble"):
+            raise ValueError(f"{path}: ensembles combine single classifiers (HAN checkpoints)")
+        for key in ("vocabulary", "labels"):
+            if ckpt.get(key) != first.get(key):
+                raise ValueError(f"{path}: {key} differs from {files[0]}'s; members must share it")
+    combined = {k: first[k] for k in KEEP if k in first}
+    combined.update(
+        model={f"members.{i}.{k}": v for i, ckpt in enumerate(members) for k, v in ckpt["model"].items()},
+        ensemble=[ckpt["config"]["model"] for ckpt in members],
+        ensemble_of=[str(p) for p in files],
+        position={"history": first.get("position", {}).get("history", [])},
+    )
+    atomic_torch_save(combined, Path(out))
+    return combined
