@@ -84,6 +84,9 @@ def test_ensemble_probabilities_and_attention_are_the_members_means(classifier_c
             [(x + y) / 2 for x, y in zip(a.sentence_weights, b.sentence_weights)], abs=1e-6
         )
         assert sum(result.sentence_weights) == pytest.approx(1.0, abs=1e-5)
+    int8 = Classifier.from_checkpoint(tmp_path / "ens.pt", int8=True).classify(texts)
+    for a, b in zip(int8, together):  # int8 weights: the same probabilities up to quantization error
+        assert list(a.probabilities.values()) == pytest.approx(list(b.probabilities.values()), abs=0.02)
 
 
 def test_ensemble_refuses_translators_and_other_vocabularies(classifier_ckpt, translator_ckpt, tmp_path):
