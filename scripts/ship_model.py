@@ -66,6 +66,26 @@ def wall_minutes(history: list[dict]) -> float:
     return round(total + last, 2)
 
 
+def member_reports(ckpt: dict) -> list[dict]:
+    """For an ensemble (``attnkit ensemble``): each member's config, updates, wall time and validations."""
+    out = []
+    for path in ckpt.get("ensemble_of", []):
+        member = load_checkpoint(path)
+        history = member.get("position", {}).get("history", [])
+        model = member["config"]["model"]
+        out.append(
+            {
+                "checkpoint": path,
+                "seed": member["config"]["training"]["seed"],
+                "model": {"name": model["name"], model["name"]: model[model["name"]]},
+                "steps": member["step"],
+                "train_minutes": wall_minutes(history),
+                "validations": history,
+            }
+        )
+    return out
+
+
 def dev_score(report: dict) -> float:
     return float(report.get("dev", {}).get("bleu", report.get("dev", {}).get("macro_f1", float("-inf"))))
 
@@ -83,6 +103,7 @@ def main() -> int:
     ckpt = load_checkpoint(args.checkpoint)
     dev, test = json.loads(args.dev_report.read_text()), json.loads(args.test_report.read_text())
     history = ckpt.get("position", {}).get("history", [])
+    members = member_reports(ckpt)
     report = {
         "name": args.name,
         "attnkit_version": __version__,
@@ -90,13 +111,17 @@ def main() -> int:
         "config": ckpt["config"],
         "data_sha256": data_checksums(ckpt["config"]["task"]),
         "steps": ckpt["step"],
-        "train_minutes": wall_minutes(history),  # wall time of all segments, validations included
+        # wall time of all segments (of all ensemble members), validations included
+        "train_minutes": round(sum(m["train_minutes"] for m in members), 2)
+        if members
+        else wall_minutes(history),
         "train_step_minutes": round(ckpt.get("train_time", 0.0) / 60, 2),  # time inside training steps
         "tokens_per_second": history[-1].get("tokens_per_second") if history else None,
         "validations": history,
         "dev": dev,
         "test": test,
         "source_checkpoint": str(args.checkpoint),
+        **({"members": members} if members else {}),
     }
     target = ROOT / args.name
     old = target / "training_report.json"
