@@ -62,3 +62,20 @@ def test_forced_attention_for_alignment(translator_ckpt, transformer_ckpt):
         attnkit.load(translator_ckpt).forced_attention(["a"], ["a"], layer=0)
     with pytest.raises(ValueError, match="out of range"):
         attnkit.load(transformer_ckpt).forced_attention(["a"], ["a"], layer=5)
+
+
+def test_shipped_classifier_is_an_ensemble_whose_attention_covers_real_words_only():
+    from attnkit.models.han import HANEnsemble
+
+    classifier = attnkit.load("reviews-han")
+    assert isinstance(classifier.model, HANEnsemble) and len(classifier.model.members) == 4
+    texts = ["Love this dress!!! Fits perfectly.", "Runs small. The zipper broke after a wash. Returned it."]
+    batched = classifier.classify(texts)
+    for text, result in zip(texts, batched):
+        alone = classifier.classify([text])[0]
+        assert alone.label == result.label
+        assert sum(result.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+        assert sum(result.sentence_weights) == pytest.approx(1.0, abs=1e-5)
+        for words, weights in zip(result.sentences, result.word_weights):
+            assert len(weights) == len(words) and sum(weights) == pytest.approx(1.0, abs=1e-5)
+    assert batched[0].label in ("4", "5") and batched[1].label in ("1", "2", "3")
