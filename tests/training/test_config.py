@@ -3,9 +3,10 @@
 from pathlib import Path
 
 import pytest
+import torch
 
 from attnkit.training.config import ConfigError, load_config
-from attnkit.training.schedule import warmup_factor
+from attnkit.training.schedule import Schedule, linear_factor, warmup_factor
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
 
@@ -48,3 +49,20 @@ def test_warmup_then_inverse_sqrt():
     assert warmup_factor(100, 100, True) == 1.0
     assert warmup_factor(400, 100, True) == 0.5
     assert warmup_factor(400, 100, False) == 1.0
+
+
+def test_linear_warms_up_then_decays_to_zero_at_max_steps():
+    assert [linear_factor(s, 10, 110) for s in (5, 10, 60, 110, 200)] == [0.5, 1.0, 0.5, 0.0, 0.0]
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.2)
+    schedule = Schedule(optimizer, "linear", warmup=0, total=4)
+    lrs = [schedule.lr]
+    for _ in range(4):
+        schedule.step()
+        lrs.append(schedule.lr)
+    assert lrs == pytest.approx([0.15, 0.1, 0.05, 0.0, 0.0])
+
+
+def test_linear_schedule_needs_max_steps():
+    with pytest.raises(ConfigError, match="max_steps"):
+        load_config(None, ["training.schedule=linear"])
+    assert load_config(None, ["training.schedule=linear", "training.max_steps=10"]).training.max_steps == 10

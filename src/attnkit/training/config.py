@@ -93,7 +93,7 @@ class TrainingConfig:
     lr: float = 1e-3
     betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
     weight_decay: float = 0.0
-    schedule: str = "inverse_sqrt"  # constant, inverse_sqrt, plateau
+    schedule: str = "inverse_sqrt"  # constant, inverse_sqrt, plateau, linear (to 0 at max_steps)
     warmup_steps: int = 200
     plateau_factor: float = 0.5
     plateau_patience: int = 2
@@ -208,7 +208,7 @@ def validate(config: ExperimentConfig) -> None:
         "task": (config.task, ("classification", "translation")),
         "model.name": (config.model.name, ("han", "rnn", "transformer")),
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
-        "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "plateau")),
+        "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "linear", "plateau")),
         "model.han.class_weighting": (
             config.model.han.class_weighting,
             ("inverse", "none", "quarter_inverse", "sqrt_inverse"),
@@ -219,6 +219,8 @@ def validate(config: ExperimentConfig) -> None:
             raise ConfigError(f"{key}: unknown value {value!r}; valid: {', '.join(valid)}")
     if not 0.0 <= config.data.subword_alpha <= 1.0:
         raise ConfigError(f"data.subword_alpha must be in [0, 1] (0 = off), got {config.data.subword_alpha}")
+    if config.training.schedule == "linear" and config.training.max_steps <= 0:
+        raise ConfigError("training.schedule linear decays to 0 at training.max_steps: set max_steps > 0")
     if config.training.accumulate < 1:
         raise ConfigError("training.accumulate must be >= 1")
     if config.data.train and len(config.data.train) not in (1, 2):

@@ -86,6 +86,7 @@ class Trainer:
             self.cfg.warmup_steps,
             self.cfg.plateau_factor,
             self.cfg.plateau_patience,
+            self.cfg.max_steps,
         )
         self.pos = Position()
         self.stop_requested = False
