@@ -86,6 +86,36 @@ def member_reports(ckpt: dict) -> list[dict]:
     return out
 
 
+def parent_report(ckpt: dict) -> dict | None:
+    """For a run started with ``training.init_from``: the parent's updates and wall time (read before the
+    parent, if it is the shipped model being replaced, is overwritten)."""
+    parent = ckpt["config"]["training"].get("init_from", "")
+    if not parent:
+        return None
+    shipped = ROOT / parent / "training_report.json"
+    if shipped.exists():
+        report = json.loads(shipped.read_text())
+        return {
+            "init_from": parent,
+            "steps": report["steps"],
+            "train_minutes": report["train_minutes"],
+            "source_checkpoint": report.get("source_checkpoint"),
+            "dev": report.get("dev", {}),
+            "test": report.get("test", {}),
+        }
+    member = load_checkpoint(parent)
+    history = member.get("position", {}).get("history", [])
+    return {"init_from": parent, "steps": member["step"], "train_minutes": wall_minutes(history)}
+
+
+def own_minutes(ckpt: dict, members: list[dict], parent: dict | None) -> float:
+    """Wall time of all segments (of ensemble members; plus the init_from parent), validations included."""
+    if members:
+        return round(sum(m["train_minutes"] for m in members), 2)
+    history = ckpt.get("position", {}).get("history", [])
+    return round(wall_minutes(history) + (parent["train_minutes"] if parent else 0.0), 2)
+
+
 def dev_score(report: dict) -> float:
     return float(report.get("dev", {}).get("bleu", report.get("dev", {}).get("macro_f1", float("-inf"))))
 
@@ -104,17 +134,15 @@ def main() -> int:
     dev, test = json.loads(args.dev_report.read_text()), json.loads(args.test_report.read_text())
     history = ckpt.get("position", {}).get("history", [])
     members = member_reports(ckpt)
+    parent = parent_report(ckpt)
     report = {
         "name": args.name,
         "attnkit_version": __version__,
         "trained_with_version": ckpt["attnkit_version"],
         "config": ckpt["config"],
         "data_sha256": data_checksums(ckpt["config"]["task"]),
-        "steps": ckpt["step"],
-        # wall time of all segments (of all ensemble members), validations included
-        "train_minutes": round(sum(m["train_minutes"] for m in members), 2)
-        if members
-        else wall_minutes(history),
+        "steps": ckpt["step"] + (parent["steps"] if parent else 0),
+        "train_minutes": own_minutes(ckpt, members, parent),
         "train_step_minutes": round(ckpt.get("train_time", 0.0) / 60, 2),  # time inside training steps
         "tokens_per_second": history[-1].get("tokens_per_second") if history else None,
         "validations": history,
@@ -122,6 +150,7 @@ def main() -> int:
         "test": test,
         "source_checkpoint": str(args.checkpoint),
         **({"members": members} if members else {}),
+        **({"parent": parent} if parent else {}),
     }
     target = ROOT / args.name
     old = target / "training_report.json"
