@@ -14,6 +14,7 @@ def _variant(src, path, scale):
         k: shared.setdefault(v.data_ptr(), v * scale if v.is_floating_point() else v)
         for k, v in ckpt["model"].items()
     }
+    ckpt["train_time"] = 10.0 * scale
     atomic_torch_save(ckpt, path)
     return path
 
@@ -28,6 +29,7 @@ def test_average_is_the_mean_and_keeps_tied_weights_tied(translator_ckpt, tmp_pa
             torch.testing.assert_close(avg["model"][key], value * 3.0)
     assert avg["model"]["embedding.weight"].data_ptr() == avg["model"]["output.embedding.weight"].data_ptr()
     assert avg["tokenizer"] == load_checkpoint(translator_ckpt)["tokenizer"] and "optimizer" not in avg
+    assert avg["train_time"] == 60.0  # the last checkpoint's accounting, kept for training reports
     import attnkit
 
     assert attnkit.load(out).translate(["ab"], beam=2)[0].attention.ndim == 2

@@ -28,6 +28,8 @@ KEEP = (
     "target_ids",
     "vocabulary",
     "labels",
+    "train_time",  # the run's accounting up to the last checkpoint (for training reports)
+    "tokens_seen",
 )
 MUST_MATCH = ("tokenizer", "target_tokenizer", "target_ids", "vocabulary", "labels")
 
