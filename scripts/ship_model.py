@@ -102,10 +102,16 @@ def parent_report(ckpt: dict) -> dict | None:
             "source_checkpoint": report.get("source_checkpoint"),
             "dev": report.get("dev", {}),
             "test": report.get("test", {}),
+            "validations": report.get("validations", []),  # the parent's history stays in the report
         }
     member = load_checkpoint(parent)
     history = member.get("position", {}).get("history", [])
-    return {"init_from": parent, "steps": member["step"], "train_minutes": wall_minutes(history)}
+    return {
+        "init_from": parent,
+        "steps": member["step"],
+        "train_minutes": wall_minutes(history),
+        "validations": history,
+    }
 
 
 def own_minutes(ckpt: dict, members: list[dict], parent: dict | None) -> float:
