@@ -61,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if initial is not None:
         restore(model, initial)
+    elif previous is None and hasattr(task, "pretrain"):
+        task.pretrain(model, log=lambda m: print(f"[attnkit] {m}", flush=True))
     trainer = Trainer(config, model, task, started=started)
     if previous is not None:
         trainer.resume(previous)

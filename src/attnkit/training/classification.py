@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -15,6 +15,7 @@ from ..data.documents import Document, DocumentBatch, Vocabulary, make_document_
 from ..datasets import document_split
 from ..evaluation.classification import classification_report
 from .config import ExperimentConfig
+from .word2vec import train_word2vec
 
 WEIGHT_POWERS = {"inverse": 1.0, "sqrt_inverse": 0.5, "quarter_inverse": 0.25}
 
@@ -112,6 +113,28 @@ class ClassificationTask:
             "dev_macro_f1": round(report["macro_f1"], 4),
             "score": round(report["macro_f1"], 4),
         }
+
+    def pretrain(self, model: nn.Module, log: Callable[[str], None]) -> None:
+        """Before training from scratch: word2vec vectors into the HAN's embedding.
+
+        Runs only when ``model.han.word2vec_epochs`` > 0; its time counts in the run's wall time."""
+        epochs = self.config.model.han.word2vec_epochs
+        if epochs <= 0:
+            return
+        embedding: nn.Embedding = model.embedding  # type: ignore[assignment]
+        sentences = [self.vocab.encode(s) for d in self.train_docs for s in d.sentences]
+        vectors, stats = train_word2vec(
+            sentences,
+            len(self.vocab),
+            embedding.embedding_dim,
+            epochs=epochs,
+            seed=self.config.training.seed,
+            log=log,
+        )
+        with torch.no_grad():
+            embedding.weight.copy_(vectors)
+            embedding.weight[0].zero_()  # <pad>
+        log(f"word2vec: {stats.pairs:,} pairs in {stats.seconds:.0f} s, final loss {stats.final_loss}")
 
     def payload(self) -> dict[str, Any]:
         return {"vocabulary": self.vocab.words, "labels": self.labels}

@@ -72,6 +72,9 @@ class HANConfig:
     sentence_hidden: int = 50
     dropout: float = 0.3
     class_weighting: str = "sqrt_inverse"  # none, inverse, sqrt_inverse, quarter_inverse
+    # > 0: initialise the word embeddings with skip-gram vectors trained this many epochs on the
+    # training documents first (Yang et al. 2016, sec. 3.3); 0 = random init
+    word2vec_epochs: int = 0
 
 
 @dataclass
@@ -221,6 +224,10 @@ def validate(config: ExperimentConfig) -> None:
         raise ConfigError(f"data.subword_alpha must be in [0, 1] (0 = off), got {config.data.subword_alpha}")
     if config.training.schedule == "linear" and config.training.max_steps <= 0:
         raise ConfigError("training.schedule linear decays to 0 at training.max_steps: set max_steps > 0")
+    if config.model.han.word2vec_epochs < 0:
+        raise ConfigError(
+            f"model.han.word2vec_epochs must be >= 0 (0 = off), got {config.model.han.word2vec_epochs}"
+        )
     if config.training.accumulate < 1:
         raise ConfigError("training.accumulate must be >= 1")
     if config.data.train and len(config.data.train) not in (1, 2):
