@@ -154,3 +154,19 @@ def test_property_masked_softmax_matches_reference(rows, cols, scale, temp, seed
     mask = torch.rand(rows, cols, generator=g) > 0.3
     w = masked_softmax(scores, mask, temp)
     np.testing.assert_allclose(w.numpy(), reference.softmax(scores.numpy(), mask.numpy(), temp), atol=1e-9)
+
+
+def test_attention_pooling_on_real_tokens_equals_padded_pooling():
+    torch.manual_seed(3)
+    pool = AttentionPooling(6, 4)
+    states = torch.randn(3, 5, 6)
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], dtype=torch.bool)
+    padded = pool(states, mask)
+    tokens = pool.forward_tokens(states[mask], mask)
+    torch.testing.assert_close(tokens.context, padded.context)
+    torch.testing.assert_close(tokens.weights, padded.weights)
+    assert (tokens.weights[~mask] == 0).all() and (tokens.context[2] == 0).all()
+    with pytest.raises(ValueError, match=r"one row per True of mask \(B, L\)"):
+        pool.forward_tokens(states[mask][:-1], mask)
+    with pytest.raises(ValueError, match=r"expected shape \(T, D\)"):
+        pool.forward_tokens(states, mask)

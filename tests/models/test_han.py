@@ -1,5 +1,6 @@
 """HAN: attention sums to 1 over real words/sentences, is 0 on padding; batch independence; learning."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -69,3 +70,12 @@ def test_class_weights_are_powers_of_inverse_frequency():
     torch.testing.assert_close(class_weights(labels, 3, "sqrt_inverse"), inverse.sqrt())
     torch.testing.assert_close(class_weights(labels, 3, "quarter_inverse"), inverse.sqrt().sqrt())
     assert class_weights(labels, 3, "none") is None
+
+
+def test_word_mask_with_holes_is_refused():
+    docs, vocab, model = _setup()
+    batch = make_document_batch(docs, vocab)
+    holes = batch.word_mask.clone()
+    holes[0, 0, 0] = False  # a padding word before real words
+    with pytest.raises(ValueError, match=r"word_mask \(B, N, W\) must mark each sentence's first words"):
+        model(batch.words, holes)

@@ -41,6 +41,28 @@ class AttentionPooling(nn.Module):
         context = torch.bmm(weights.unsqueeze(1), states).squeeze(1)  # (B, D)
         return AttentionOutput(context, weights)
 
+    def forward_tokens(self, states: Tensor, mask: Tensor) -> AttentionOutput:
+        """The same pooling with only the real positions' states given: no padded (B, L, D) tensor.
+
+        Shapes: states (T, D) = the states of ``mask``'s True positions in row-major order,
+        mask bool (B, L) with T True -> context (B, D), weights (B, L) (0 at padding).
+        """
+        check_rank("states", states, "(T, D)")
+        check_same("states width D", states.shape[-1], "hidden_size", self.hidden_size)
+        check_rank("mask", mask, "(B, L)")
+        if int(mask.sum()) != states.shape[0]:
+            raise ValueError(
+                f"states (T, D) = {tuple(states.shape)} must have one row per True of mask (B, L)"
+            )
+        scores = torch.tanh(self.proj(states)) @ self.context_vector  # (T,)
+        padded = scores.new_zeros(mask.shape).masked_scatter(mask, scores)  # (B, L)
+        weights = masked_softmax(padded, mask)
+        row = mask.nonzero()[:, 0]  # (T,) the row of each real position
+        context = states.new_zeros(mask.shape[0], states.shape[-1]).index_add(
+            0, row, weights[mask].unsqueeze(-1) * states
+        )  # (B, D)
+        return AttentionOutput(context, weights)
+
 
 @dataclass
 class HierarchicalOutput:

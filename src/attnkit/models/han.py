@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..attention import AttentionPooling
 from ..attention.core import check_rank
+from .bigru import BiGRU
 
 
 @dataclass
@@ -29,19 +29,6 @@ class HANOutput:
     logits: Tensor
     word_weights: Tensor
     sentence_weights: Tensor
-
-
-class BiGRU(nn.Module):
-    """Shapes: x (B, L, E), lengths (B,) all >= 1 -> outputs (B, L, 2H), zero at padding."""
-
-    def __init__(self, input_size: int, hidden_size: int) -> None:
-        super().__init__()
-        self.rnn = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
-
-    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
-        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        out, _ = self.rnn(packed)
-        return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
 
 
 class HAN(nn.Module):
@@ -71,14 +58,17 @@ class HAN(nn.Module):
             raise ValueError(
                 f"word_mask must match words (B, N, W) = {tuple(words.shape)}, got {tuple(word_mask.shape)}"
             )
+        if bool((word_mask[..., 1:] & ~word_mask[..., :-1]).any()):
+            raise ValueError("word_mask (B, N, W) must mark each sentence's first words (left-aligned)")
         batch, n_sent, n_words = words.shape
         sentence_mask = word_mask.any(-1)  # (B, N)
-        flat_words, flat_mask = words.view(-1, n_words), word_mask.view(-1, n_words)  # (B*N, W)
+        flat_mask = word_mask.view(-1, n_words)  # (B*N, W)
         real = sentence_mask.view(-1).nonzero().squeeze(1)  # indices of non-empty sentences
-        # 1-2. encode and pool only the real sentences, then scatter them back into (B, N, ...).
-        embedded = self.dropout(self.embedding(flat_words.index_select(0, real)))
-        encoded = self.word_encoder(embedded, flat_mask.index_select(0, real).sum(1))
-        pooled = self.word_attention(encoded, flat_mask.index_select(0, real))
+        real_mask = flat_mask.index_select(0, real)  # (S, W), S real sentences
+        # 1-2. encode and pool only the real words of the real sentences, then scatter back into (B, N, ...).
+        embedded = self.dropout(self.embedding(words[word_mask]))  # (T, E), T real words in order
+        encoded = self.word_encoder.forward_tokens(embedded, real_mask.sum(1))  # (T, 2H)
+        pooled = self.word_attention.forward_tokens(encoded, real_mask)  # (S, 2H), (S, W)
         assert pooled.weights is not None
         sentences = encoded.new_zeros(batch * n_sent, encoded.shape[-1]).index_copy(0, real, pooled.context)
         word_weights = pooled.weights.new_zeros(batch * n_sent, n_words).index_copy(0, real, pooled.weights)
