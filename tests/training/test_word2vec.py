@@ -77,6 +77,7 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
             f"data.train=[{data}]",
             f"data.dev=[{data}]",
             "data.min_freq=1",
+            f"training.out_dir={tmp_path / 'run'}",
         ],
     )
     task = ClassificationTask(config)
@@ -88,3 +89,39 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
     assert torch.equal(after[0], torch.zeros(8))  # <pad> stays zero
     assert not torch.allclose(after[2:], before[2:])
     assert any(line.startswith("word2vec:") for line in logged)
+
+    # the vectors are kept with the run, and a second run (an ensemble member) can reuse them
+    saved = tmp_path / "run" / "word2vec.pt"
+    reuse = load_config(
+        None, [*_han_overrides(data), "model.han.embed_size=8", f"model.han.word2vec_vectors={saved}"]
+    )
+    second = build_model(reuse.model, task.vocab_size, num_classes=task.num_classes)
+    ClassificationTask(reuse).pretrain(second, log=logged.append)
+    assert torch.equal(second.embedding.weight, after)
+
+
+def _han_overrides(data) -> list[str]:
+    return [
+        "task=classification",
+        "model.name=han",
+        f"data.train=[{data}]",
+        f"data.dev=[{data}]",
+        "data.min_freq=1",
+    ]
+
+
+def test_reused_vectors_must_fit_the_vocabulary(tmp_path):
+    data = tmp_path / "reviews.jsonl"
+    data.write_text('{"text": "Great soft dress.", "label": 5}\n{"text": "Awful.", "label": 1}\n')
+    wrong = tmp_path / "word2vec.pt"
+    torch.save({"words": ["<pad>", "<unk>", "other"], "vectors": torch.zeros(3, 100)}, wrong)
+    config = load_config(None, [*_han_overrides(data), f"model.han.word2vec_vectors={wrong}"])
+    task = ClassificationTask(config)
+    model = build_model(config.model, task.vocab_size, num_classes=task.num_classes)
+    with pytest.raises(ValueError, match="trained for another vocabulary"):
+        task.pretrain(model, log=print)
+    config.model.han.word2vec_vectors = str(tmp_path / "missing.pt")
+    with pytest.raises(ValueError, match="missing.pt does not exist"):
+        ClassificationTask(config).pretrain(model, log=print)
+    with pytest.raises(ConfigError, match="not both"):
+        load_config(None, ["model.han.word2vec_epochs=2", f"model.han.word2vec_vectors={wrong}"])

@@ -42,6 +42,7 @@ def build_model(
         han = dataclasses.asdict(config.han)
         han.pop("class_weighting")
         han.pop("word2vec_epochs")
+        han.pop("word2vec_vectors")
         return HAN(vocab_size, num_classes=num_classes, **han)
     raise ValueError(f"unknown model {config.name!r}; valid names: {', '.join(MODELS)}")
 
@@ -68,7 +69,7 @@ def load_for_inference(path: str | Path, task: str) -> tuple[dict[str, Any], Exp
 
 
 # Model options that do not change the weights' shapes or meaning: free to differ from init_from's.
-_NOT_ARCHITECTURE = ("dropout", "class_weighting", "word2vec_epochs", "attention_layer")
+_NOT_ARCHITECTURE = ("dropout", "class_weighting", "word2vec_epochs", "word2vec_vectors", "attention_layer")
 
 
 def init_checkpoint(config: ExperimentConfig) -> dict[str, Any]:

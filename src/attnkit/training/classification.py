@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -14,6 +16,7 @@ from torch import Tensor, nn
 from ..data.documents import Document, DocumentBatch, Vocabulary, make_document_batch, read_documents
 from ..datasets import document_split
 from ..evaluation.classification import classification_report
+from .checkpoint import atomic_torch_save
 from .config import ExperimentConfig
 from .word2vec import train_word2vec
 
@@ -117,24 +120,50 @@ class ClassificationTask:
     def pretrain(self, model: nn.Module, log: Callable[[str], None]) -> None:
         """Before training from scratch: word2vec vectors into the HAN's embedding.
 
-        Runs only when ``model.han.word2vec_epochs`` > 0; its time counts in the run's wall time."""
-        epochs = self.config.model.han.word2vec_epochs
-        if epochs <= 0:
+        ``model.han.word2vec_epochs`` > 0 trains them (the time counts in the run's wall time) and
+        keeps them in ``out_dir/word2vec.pt``; ``model.han.word2vec_vectors`` reuses such a file."""
+        han = self.config.model.han
+        if han.word2vec_vectors:
+            vectors = self._load_vectors(Path(han.word2vec_vectors))
+            log(f"word2vec: vectors from {han.word2vec_vectors}")
+        elif han.word2vec_epochs > 0:
+            sentences = [self.vocab.encode(s) for d in self.train_docs for s in d.sentences]
+            vectors, stats = train_word2vec(
+                sentences,
+                len(self.vocab),
+                model.embedding.embedding_dim,  # type: ignore[union-attr,arg-type]
+                epochs=han.word2vec_epochs,
+                seed=self.config.training.seed,
+                log=log,
+            )
+            out = Path(self.config.training.out_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_torch_save(
+                {"words": self.vocab.words, "vectors": vectors, "stats": asdict(stats)}, out / "word2vec.pt"
+            )
+            log(f"word2vec: {stats.pairs:,} pairs in {stats.seconds:.0f} s, final loss {stats.final_loss}")
+        else:
             return
-        embedding: nn.Embedding = model.embedding  # type: ignore[assignment]
-        sentences = [self.vocab.encode(s) for d in self.train_docs for s in d.sentences]
-        vectors, stats = train_word2vec(
-            sentences,
-            len(self.vocab),
-            embedding.embedding_dim,
-            epochs=epochs,
-            seed=self.config.training.seed,
-            log=log,
-        )
         with torch.no_grad():
+            embedding: nn.Embedding = model.embedding  # type: ignore[assignment]
+            if vectors.shape != embedding.weight.shape:
+                raise ValueError(
+                    f"word2vec vectors are {tuple(vectors.shape)}, the embedding (V, E) is "
+                    f"{tuple(embedding.weight.shape)}"
+                )
             embedding.weight.copy_(vectors)
             embedding.weight[0].zero_()  # <pad>
-        log(f"word2vec: {stats.pairs:,} pairs in {stats.seconds:.0f} s, final loss {stats.final_loss}")
+
+    def _load_vectors(self, path: Path) -> Tensor:
+        if not path.is_file():
+            raise ValueError(f"model.han.word2vec_vectors: {path} does not exist (a run's word2vec.pt)")
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+        if saved.get("words") != self.vocab.words:
+            raise ValueError(
+                f"model.han.word2vec_vectors: {path} was trained for another vocabulary "
+                f"({len(saved.get('words') or [])} words, this data has {len(self.vocab)})"
+            )
+        return saved["vectors"]
 
     def payload(self) -> dict[str, Any]:
         return {"vocabulary": self.vocab.words, "labels": self.labels}

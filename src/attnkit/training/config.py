@@ -75,6 +75,9 @@ class HANConfig:
     # > 0: initialise the word embeddings with skip-gram vectors trained this many epochs on the
     # training documents first (Yang et al. 2016, sec. 3.3); 0 = random init
     word2vec_epochs: int = 0
+    # or: the vectors an earlier run trained (its out_dir/word2vec.pt), same vocabulary; lets the members
+    # of an ensemble share one word2vec run
+    word2vec_vectors: str = ""
 
 
 @dataclass
@@ -228,6 +231,8 @@ def validate(config: ExperimentConfig) -> None:
         raise ConfigError(
             f"model.han.word2vec_epochs must be >= 0 (0 = off), got {config.model.han.word2vec_epochs}"
         )
+    if config.model.han.word2vec_epochs and config.model.han.word2vec_vectors:
+        raise ConfigError("set model.han.word2vec_epochs (train) or word2vec_vectors (reuse), not both")
     if config.training.accumulate < 1:
         raise ConfigError("training.accumulate must be >= 1")
     if config.data.train and len(config.data.train) not in (1, 2):
