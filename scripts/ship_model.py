@@ -20,6 +20,7 @@ from attnkit import __version__
 from attnkit.datasets import document_split, parallel_split
 from attnkit.pretrained import ROOT
 from attnkit.training.checkpoint import atomic_torch_save, atomic_write_json, load_checkpoint
+from attnkit.training.prior import check_tau, stored_class_weights
 
 KEEP = (
     "attnkit_version",
@@ -35,6 +36,8 @@ KEEP = (
     "train_time",
     "ensemble",
     "ensemble_of",
+    "class_weights",
+    "prior_correction",
 )
 
 
@@ -122,6 +125,12 @@ def own_minutes(ckpt: dict, members: list[dict], parent: dict | None) -> float:
     return round(wall_minutes(history) + (parent["train_minutes"] if parent else 0.0), 2)
 
 
+def wall_time(path: Path) -> dict:
+    """train_minutes = the measured wall time of members trained side by side (the sum is kept too)."""
+    wall = json.loads(path.read_text())
+    return {"train_minutes": wall["wall_minutes"], "trained_side_by_side": wall}
+
+
 def dev_score(report: dict) -> float:
     return float(report.get("dev", {}).get("bleu", report.get("dev", {}).get("macro_f1", float("-inf"))))
 
@@ -134,6 +143,19 @@ def main() -> int:
         "--dev-report", type=Path, required=True, help="JSON from attnkit evaluate(-classifier)"
     )
     parser.add_argument("--test-report", type=Path, required=True)
+    parser.add_argument(
+        "--wall-json",
+        type=Path,
+        help="wall.json of scripts/train_han_ensemble.sh: its members trained side by side, so the training "
+        "time is that wall time, not the sum of the members' minutes",
+    )
+    parser.add_argument(
+        "--prior-correction",
+        type=float,
+        default=None,
+        metavar="TAU",
+        help="classifiers: the decision's prior correction (attnkit.training.prior), kept in the model",
+    )
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args()
     ckpt = load_checkpoint(args.checkpoint)
@@ -149,12 +171,14 @@ def main() -> int:
         "data_sha256": data_checksums(ckpt["config"]["task"]),
         "steps": ckpt["step"] + (parent["steps"] if parent else 0),
         "train_minutes": own_minutes(ckpt, members, parent),
+        **(wall_time(args.wall_json) if args.wall_json else {}),
         "train_step_minutes": round(ckpt.get("train_time", 0.0) / 60, 2),  # time inside training steps
         "tokens_per_second": history[-1].get("tokens_per_second") if history else None,
         "validations": history,
         "dev": dev,
         "test": test,
         "source_checkpoint": str(args.checkpoint),
+        **({"prior_correction": args.prior_correction} if args.prior_correction is not None else {}),
         **({"members": members} if members else {}),
         **({"parent": parent} if parent else {}),
     }
@@ -176,6 +200,9 @@ def main() -> int:
         k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v for k, v in weights
     }
     small["position"] = {"history": history}
+    if args.prior_correction is not None:
+        small["prior_correction"] = check_tau(args.prior_correction)
+        small["class_weights"] = stored_class_weights(ckpt)
     atomic_torch_save(small, target / "model.pt")
     atomic_write_json(old, report)
     size = (target / "model.pt").stat().st_size / 2**20

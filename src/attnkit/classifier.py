@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from .data.documents import Document, Vocabulary, document_from_text, make_document_batch
 from .models.build import build_for_checkpoint, load_for_inference, restore
 from .training.config import ExperimentConfig
+from .training.prior import prior_bias
 
 
 @dataclass
@@ -39,8 +40,16 @@ class Classification:
 
 class Classifier:
     def __init__(
-        self, model: nn.Module, vocab: Vocabulary, labels: list[str], config: ExperimentConfig, path: str = ""
+        self,
+        model: nn.Module,
+        vocab: Vocabulary,
+        labels: list[str],
+        config: ExperimentConfig,
+        path: str = "",
+        prior_bias: Tensor | None = None,
     ) -> None:
+        """``prior_bias`` (C,): subtracted from the model's logits before the softmax and argmax
+        (``training.prior``; None = the model's own decision)."""
         self.model, self.vocab, self.labels, self.config, self.path = (
             model.eval(),
             vocab,
@@ -48,15 +57,20 @@ class Classifier:
             config,
             path,
         )
+        self.prior_bias = prior_bias
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path, int8: bool = False) -> Classifier:
-        """``int8``: run with int8 weights (``models.quantize``)."""
+    def from_checkpoint(
+        cls, path: str | Path, int8: bool = False, prior_correction: float | None = None
+    ) -> Classifier:
+        """``int8``: run with int8 weights (``models.quantize``). ``prior_correction``: tau in [0, 1] of
+        ``training.prior`` (None = the checkpoint's own, 0 when it has none)."""
         ckpt, config = load_for_inference(path, "classification")
         vocab = Vocabulary(ckpt["vocabulary"])
         model = build_for_checkpoint(ckpt, config, len(vocab), num_classes=len(ckpt["labels"]))
         model = restore(model, ckpt, int8)
-        return cls(model, vocab, list(ckpt["labels"]), config, str(path))
+        bias = prior_bias(ckpt, prior_correction)
+        return cls(model, vocab, list(ckpt["labels"]), config, str(path), bias)
 
     def documents(self, texts: Sequence[str]) -> list[Document]:
         return [document_from_text(t) for t in texts]
@@ -68,7 +82,8 @@ class Classifier:
             chunk = docs[start : start + batch_size]
             batch = make_document_batch(chunk, self.vocab)
             result = self.model(batch.words, batch.word_mask)
-            probs = torch.softmax(result.logits, -1)
+            logits = result.logits if self.prior_bias is None else result.logits - self.prior_bias
+            probs = torch.softmax(logits, -1)  # (B, C)
             for i, doc in enumerate(chunk):
                 sents = [s[:60] for s in doc.sentences[:30]]
                 out.append(

@@ -171,3 +171,35 @@ def test_subword_sampling_trains_with_new_pieces_each_epoch(tmp_path):
     assert epoch0.src != task.batcher.src  # not the fixed segmentation
     sampled = {"data.subword_alpha": 0.1, "training.max_steps": 20}
     assert main(["train", TOY, *_sets(tmp_path, **sampled)]) == 0
+
+
+def test_han_trains_with_the_same_trainer_and_keeps_its_class_weights(tmp_path):
+    import json
+
+    from attnkit.classifier import Classifier
+
+    rows = [("Love it. Great fit!", 5), ("Terrible fabric. Ripped.", 1), ("Soft and pretty.", 5), ("Ok.", 3)]
+    data = tmp_path / "reviews.jsonl"
+    data.write_text("\n".join(json.dumps({"text": t, "label": y}) for t, y in rows * 10) + "\n")
+    overrides = {
+        "training.out_dir": str(tmp_path / "run"),
+        "training.progress": False,
+        "training.max_steps": 30,
+        "training.validate_every": 15,
+        "data.train": f"[{data}]",
+        "data.dev": f"[{data}]",
+        "data.min_freq": 1,
+        "model.han.embed_size": 8,
+        "model.han.word_hidden": 4,
+        "model.han.sentence_hidden": 4,
+        "model.han.word2vec_epochs": 0,
+    }
+    args = [x for k, v in overrides.items() for x in ("--set", f"{k}={v}")]
+    assert main(["train", str(ROOT / "configs" / "reviews-han.yaml"), *args]) == 0
+    ckpt = load_checkpoint(tmp_path / "run" / "best.pt")
+    counts = {"1": 10, "3": 10, "5": 20}  # sqrt_inverse: sqrt(n / (C * count))
+    assert ckpt["class_weights"] == pytest.approx([(40 / (3 * counts[c])) ** 0.5 for c in ckpt["labels"]])
+    result = Classifier.from_checkpoint(tmp_path / "run" / "best.pt", prior_correction=1.0).classify(
+        ["Love it."]
+    )
+    assert sum(result[0].probabilities.values()) == pytest.approx(1.0, abs=1e-5)

@@ -15,6 +15,7 @@ def add_parser(sub: Any, name: str) -> None:
         p.add_argument("--model", default=None, help="checkpoint or shipped classifier (default: shipped)")
         p.add_argument("--json", action="store_true", help="one JSON object per document")
         p.add_argument("--html", metavar="FILE", help="write a page highlighting the attention")
+        _prior_option(p)
         p.set_defaults(run=run_classify)
         return
     p = sub.add_parser(name, help="accuracy, macro-F1, per-class F1 and confusion matrix on labelled data")
@@ -24,14 +25,26 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--label-field", default="label")
     p.add_argument("--title-field", default="title", help="prepended as the first sentence; '' to ignore")
     p.add_argument("--json", action="store_true")
+    _prior_option(p)
     p.set_defaults(run=run_evaluate)
 
 
-def _load(model: str | None) -> Any:
+def _prior_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--prior-correction",
+        type=float,
+        default=None,
+        metavar="TAU",
+        help="divide the training class weights out of the decision to this power, 0-1 "
+        "(default: the model's own setting; 0 = the trained model as is)",
+    )
+
+
+def _load(model: str | None, prior_correction: float | None = None) -> Any:
     from ..classifier import Classifier
     from ..pretrained import resolve
 
-    return Classifier.from_checkpoint(resolve(model, "classifier"))
+    return Classifier.from_checkpoint(resolve(model, "classifier"), prior_correction=prior_correction)
 
 
 def run_classify(args: argparse.Namespace) -> int:
@@ -41,7 +54,7 @@ def run_classify(args: argparse.Namespace) -> int:
     texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
         raise ValueError("no input: give documents as arguments or on stdin")
-    results = _load(args.model).classify(texts)
+    results = _load(args.model, args.prior_correction).classify(texts)
     for r in results:
         if args.json:
             print(json.dumps(r.to_json(), ensure_ascii=False))
@@ -58,13 +71,15 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..data.documents import read_documents
     from ..evaluation.classification import classification_report
 
-    classifier = _load(args.model)
+    classifier = _load(args.model, args.prior_correction)
     docs, _ = read_documents(
         args.data, args.text_field, args.label_field, args.title_field, classifier.labels
     )
     preds = [classifier.labels.index(r.label) for r in classifier.classify_documents(docs)]
     report = classification_report([d.label for d in docs], preds, len(classifier.labels))
     report["labels"], report["model"], report["data"] = classifier.labels, classifier.path, args.data
+    bias = classifier.prior_bias
+    report["prior_bias"] = None if bias is None else [round(float(b), 5) for b in bias]
     if args.json:
         print(json.dumps(report, indent=2))
     else:

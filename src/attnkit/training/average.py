@@ -30,6 +30,7 @@ KEEP = (
     "labels",
     "train_time",  # the run's accounting up to the last checkpoint (for training reports)
     "tokens_seen",
+    "class_weights",
 )
 MUST_MATCH = ("tokenizer", "target_tokenizer", "target_ids", "vocabulary", "labels")
 
@@ -96,8 +97,18 @@ def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[s
     combined.update(
         model={f"members.{i}.{k}": v for i, ckpt in enumerate(members) for k, v in ckpt["model"].items()},
         ensemble=[ckpt["config"]["model"] for ckpt in members],
+        **_ensemble_class_weights(members),
         ensemble_of=[str(p) for p in files],
         position={"history": first.get("position", {}).get("history", [])},
     )
     atomic_torch_save(combined, Path(out))
     return combined
+
+
+def _ensemble_class_weights(members: list[dict[str, Any]]) -> dict[str, Any]:
+    """The members' training class weights, geometric mean (``training.prior``), if they all keep them."""
+    if not all("class_weights" in m for m in members):
+        return {}
+    from .prior import geometric_mean
+
+    return {"class_weights": geometric_mean([m["class_weights"] for m in members], len(members[0]["labels"]))}

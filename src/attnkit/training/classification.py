@@ -41,6 +41,15 @@ def _docs(config: ExperimentConfig, split: str, labels: list[str] | None) -> tup
     )
 
 
+def training_labels(config: ExperimentConfig, labels: list[str]) -> list[int] | None:
+    """The class index of every training document, or None when the training data is not readable."""
+    try:
+        docs, _ = _docs(config, "train", labels)
+    except (OSError, ValueError):
+        return None
+    return [d.label for d in docs[: config.data.train_limit or None]]
+
+
 class ClassificationTask:
     def __init__(self, config: ExperimentConfig, checkpoint: dict[str, Any] | None = None) -> None:
         self.config = config
@@ -166,4 +175,5 @@ class ClassificationTask:
         return saved["vectors"]
 
     def payload(self) -> dict[str, Any]:
-        return {"vocabulary": self.vocab.words, "labels": self.labels}
+        weights = None if self.weights is None else self.weights.tolist()
+        return {"vocabulary": self.vocab.words, "labels": self.labels, "class_weights": weights}
