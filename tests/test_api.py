@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import attnkit
 
@@ -79,3 +80,6 @@ def test_shipped_classifier_is_an_ensemble_whose_attention_covers_real_words_onl
         for words, weights in zip(result.sentences, result.word_weights):
             assert len(weights) == len(words) and sum(weights) == pytest.approx(1.0, abs=1e-5)
     assert batched[0].label in ("4", "5") and batched[1].label in ("1", "2", "3")
+    # it decides with half the sqrt-inverse class weights divided out (its kept prior correction, 0.5)
+    weights = torch.tensor([2.3422, 1.7013, 1.2696, 0.9593, 0.6014])
+    torch.testing.assert_close(classifier.prior_bias, 0.5 * weights.log(), atol=1e-4, rtol=0)

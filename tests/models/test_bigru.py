@@ -61,3 +61,10 @@ def test_int8_quantized_gru_runs_the_packed_module_close_to_float():
     got, expected = quantized(x, LENGTHS), gru(x, LENGTHS)
     assert (got[~mask] == 0).all()
     torch.testing.assert_close(got, expected, atol=0.05, rtol=0.0)
+
+
+def test_small_inference_runs_the_packed_module_with_the_same_result():
+    gru, x, _ = _inputs(3)
+    stepped = gru(x, LENGTHS)  # gradients on: the step loop
+    with torch.no_grad():  # 6 rows < SMALL_INFERENCE: nn.GRU on a PackedSequence
+        torch.testing.assert_close(gru(x, LENGTHS), stepped.detach(), atol=1e-6, rtol=1e-5)

@@ -16,6 +16,10 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+# Inference on fewer rows than this (one short review) runs nn.GRU on a PackedSequence: measured
+# 2.9 vs 4.1 ms for a 3-sentence review on 1 thread; from batches of 64 reviews on, the step loop wins.
+SMALL_INFERENCE = 16
+
 
 @dataclass
 class _Plan:
@@ -77,6 +81,8 @@ class BiGRU(nn.Module):
             )
         if not isinstance(getattr(self.rnn, "weight_ih_l0", None), Tensor):
             return self._packed(tokens, lengths)  # a quantized GRU (attnkit.models.quantize)
+        if not torch.is_grad_enabled() and lengths.numel() < SMALL_INFERENCE:
+            return self._packed(tokens, lengths)  # few rows, no backward: fewer ops in nn.GRU's C++ loop
         plan = _plan(lengths)
         packed = self._run(tokens, plan)  # (2, T, H)
         return torch.cat(
