@@ -30,6 +30,7 @@ member() {  # seed [--set ...]: train, then average the last 4 checkpoints
 
 slot() {  # seeds one after another
   for seed in "$@"; do
+    [ -f "$OUT/s12/word2vec.pt" ] || SHARED=()
     if [ -n "${ALT_WEIGHTING:-}" ] && ((seed % 2)); then
       member "$seed" "${SHARED[@]}" --set "model.han.class_weighting=$ALT_WEIGHTING"
     else
@@ -45,8 +46,12 @@ done
 (member 12 && slot "${seeds_a[@]}") &
 first=$!
 while [ ! -f "$OUT/s12/word2vec.pt" ]; do  # the second slot starts once the vectors exist
-  kill -0 "$first" 2> /dev/null || { wait "$first"; exit 1; }
-  sleep 2
+  if ! kill -0 "$first" 2> /dev/null; then  # the first slot ended without them (no word2vec in the config)
+    wait "$first" || exit 1
+    SHARED=()
+    break
+  fi
+  sleep 1
 done
 slot "${seeds_b[@]}" &
 second=$!
