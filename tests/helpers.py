@@ -28,3 +28,24 @@ def random_sequences(n: int, seed: int = 0, low: int = 4, max_len: int = 7) -> l
     g = torch.Generator().manual_seed(seed)
     lengths = torch.randint(1, max_len + 1, (n,), generator=g)
     return [torch.randint(low, VOCAB, (int(k),), generator=g).tolist() for k in lengths]
+
+
+def tiny_han_run(tmp_path, **overrides: object) -> list[str]:
+    """``--set`` arguments training a tiny HAN of configs/reviews-han.yaml on a 40-review file in tmp_path
+    (labels 1, 3, 5 with counts 10, 10, 20)."""
+    import json
+
+    rows = [("Love it. Great fit!", 5), ("Terrible fabric. Ripped.", 1), ("Soft and pretty.", 5), ("Ok.", 3)]
+    data = tmp_path / "reviews.jsonl"
+    data.write_text("\n".join(json.dumps({"text": t, "label": y}) for t, y in rows * 10) + "\n")
+    values = {
+        "data.train": f"[{data}]",
+        "data.dev": f"[{data}]",
+        "data.min_freq": 1,
+        "model.han.embed_size": 8,
+        "model.han.word_hidden": 4,
+        "model.han.sentence_hidden": 4,
+        "training.progress": False,
+        **overrides,
+    }
+    return [x for k, v in values.items() for x in ("--set", f"{k}={v}")]

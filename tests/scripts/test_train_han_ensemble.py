@@ -7,27 +7,21 @@ import sys
 from pathlib import Path
 
 from attnkit.training.checkpoint import load_checkpoint
+from tests.helpers import tiny_han_run
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = [("Love it. Great fit!", 5), ("Terrible fabric. Ripped.", 1), ("Soft and pretty.", 5), ("Ok.", 3)]
 
 
 def test_two_members_share_the_first_ones_word2vec_and_make_one_ensemble(tmp_path):
-    data = tmp_path / "reviews.jsonl"
-    data.write_text("\n".join(json.dumps({"text": t, "label": y}) for t, y in ROWS * 10) + "\n")
-    sets = {
-        "data.train": f"[{data}]",
-        "data.dev": f"[{data}]",
-        "data.min_freq": 1,
-        "model.han.embed_size": 8,
-        "model.han.word_hidden": 4,
-        "model.han.sentence_hidden": 4,
-        "model.han.word2vec_epochs": 1,
-        "training.max_steps": 8,
-        "training.validate_every": 2,
-        "training.warmup_steps": 1,
-    }
-    args = [x for k, v in sets.items() for x in ("--set", f"{k}={v}")]
+    args = tiny_han_run(
+        tmp_path,
+        **{
+            "model.han.word2vec_epochs": 1,
+            "training.max_steps": 8,
+            "training.validate_every": 2,
+            "training.warmup_steps": 1,
+        },
+    )
     out = tmp_path / "ens"
     env = {**os.environ, "BIN": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(

@@ -174,27 +174,18 @@ def test_subword_sampling_trains_with_new_pieces_each_epoch(tmp_path):
 
 
 def test_han_trains_with_the_same_trainer_and_keeps_its_class_weights(tmp_path):
-    import json
-
     from attnkit.classifier import Classifier
+    from tests.helpers import tiny_han_run
 
-    rows = [("Love it. Great fit!", 5), ("Terrible fabric. Ripped.", 1), ("Soft and pretty.", 5), ("Ok.", 3)]
-    data = tmp_path / "reviews.jsonl"
-    data.write_text("\n".join(json.dumps({"text": t, "label": y}) for t, y in rows * 10) + "\n")
-    overrides = {
-        "training.out_dir": str(tmp_path / "run"),
-        "training.progress": False,
-        "training.max_steps": 30,
-        "training.validate_every": 15,
-        "data.train": f"[{data}]",
-        "data.dev": f"[{data}]",
-        "data.min_freq": 1,
-        "model.han.embed_size": 8,
-        "model.han.word_hidden": 4,
-        "model.han.sentence_hidden": 4,
-        "model.han.word2vec_epochs": 0,
-    }
-    args = [x for k, v in overrides.items() for x in ("--set", f"{k}={v}")]
+    args = tiny_han_run(
+        tmp_path,
+        **{
+            "training.out_dir": str(tmp_path / "run"),
+            "training.max_steps": 30,
+            "training.validate_every": 15,
+            "model.han.word2vec_epochs": 0,
+        },
+    )
     assert main(["train", str(ROOT / "configs" / "reviews-han.yaml"), *args]) == 0
     ckpt = load_checkpoint(tmp_path / "run" / "best.pt")
     counts = {"1": 10, "3": 10, "5": 20}  # sqrt_inverse: sqrt(n / (C * count))
