@@ -83,3 +83,28 @@ def test_shipped_classifier_is_an_ensemble_whose_attention_covers_real_words_onl
     # it decides with half the sqrt-inverse class weights divided out (its kept prior correction, 0.5)
     weights = torch.tensor([2.3422, 1.7013, 1.2696, 0.9593, 0.6014])
     torch.testing.assert_close(classifier.prior_bias, 0.5 * weights.log(), atol=1e-4, rtol=0)
+
+
+def test_classify_lists_every_word_of_a_long_review_and_says_which_were_not_read():
+    from attnkit.visualization.html import attention_page
+
+    classifier = attnkit.load("reviews-han")
+    run_on = " ".join(f"word{i}" for i in range(70))  # one 70-word sentence: the model reads 60
+    text = "Great dress. " + run_on + ". " + " ".join(f"Short {i}." for i in range(35))
+    result = classifier.classify([text])[0]
+    assert result.sentences[1] == [f"word{i}" for i in range(70)] + ["."]
+    assert len(result.sentences) == 2 + 35 and len(result.sentence_weights) == 37
+    assert result.word_weights[1][60:] == [0.0] * 11 and sum(result.word_weights[1][:60]) == pytest.approx(
+        1.0
+    )
+    assert result.sentence_weights[30:] == [0.0] * 7 and sum(result.sentence_weights) == pytest.approx(1.0)
+    assert (
+        result.unread_words == 11 + 7 * 3
+    )  # 11 words of sentence 2, and sentences 31-37 ("Short", "i", ".")
+    page = attention_page([result])
+    assert (
+        "word69" in page
+        and "Short 34" not in page
+        and "34" in page
+        and "32 words past what the model reads" in page
+    )

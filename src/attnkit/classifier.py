@@ -10,7 +10,14 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .data.documents import Document, Vocabulary, document_from_text, make_document_batch
+from .data.documents import (
+    MAX_SENTENCES,
+    MAX_WORDS,
+    Document,
+    Vocabulary,
+    document_from_text,
+    make_document_batch,
+)
 from .models.build import build_for_checkpoint, load_for_inference, restore
 from .training.config import ExperimentConfig
 from .training.prior import prior_bias
@@ -26,6 +33,8 @@ class Classification:
     sentences: list[list[str]]
     sentence_weights: list[float]
     word_weights: list[list[float]]
+    # words the model did not read (after the 60th word of a sentence or the 30th sentence): weight 0
+    unread_words: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -35,6 +44,7 @@ class Classification:
             "sentences": self.sentences,
             "sentence_weights": [round(w, 5) for w in self.sentence_weights],
             "word_weights": [[round(w, 5) for w in row] for row in self.word_weights],
+            "unread_words": self.unread_words,
         }
 
 
@@ -85,20 +95,28 @@ class Classifier:
             logits = result.logits if self.prior_bias is None else result.logits - self.prior_bias
             probs = torch.softmax(logits, -1)  # (B, C)
             for i, doc in enumerate(chunk):
-                sents = [s[:60] for s in doc.sentences[:30]]
-                out.append(
-                    Classification(
-                        text=doc.text,
-                        label=self.labels[int(probs[i].argmax())],
-                        probabilities={c: float(p) for c, p in zip(self.labels, probs[i])},
-                        sentences=sents,
-                        sentence_weights=result.sentence_weights[i, : len(sents)].tolist(),
-                        word_weights=[
-                            result.word_weights[i, j, : len(s)].tolist() for j, s in enumerate(sents)
-                        ],
-                    )
-                )
+                out.append(self._result(doc, probs[i], result.word_weights[i], result.sentence_weights[i]))
         return out
+
+    def _result(self, doc: Document, probs: Tensor, words: Tensor, sentences: Tensor) -> Classification:
+        """Shapes: probs (C,), words (N, W), sentences (N,) of one document in its batch. Every word of
+        the document is listed; the ones past the model's limits get weight 0 and are counted."""
+        read = [min(len(s), MAX_WORDS) if j < MAX_SENTENCES else 0 for j, s in enumerate(doc.sentences)]
+        word_weights = [
+            (words[j, :n].tolist() if n else []) + [0.0] * (len(s) - n)
+            for j, (s, n) in enumerate(zip(doc.sentences, read))
+        ]
+        n_read = min(len(doc.sentences), MAX_SENTENCES)
+        sentence_weights = sentences[:n_read].tolist() + [0.0] * (len(doc.sentences) - n_read)
+        return Classification(
+            text=doc.text,
+            label=self.labels[int(probs.argmax())],
+            probabilities={c: float(p) for c, p in zip(self.labels, probs)},
+            sentences=[list(s) for s in doc.sentences],
+            sentence_weights=sentence_weights,
+            word_weights=word_weights,
+            unread_words=sum(len(s) for s in doc.sentences) - sum(read),
+        )
 
     def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:
         """Predict each text's label with its word and sentence attention."""

@@ -184,8 +184,14 @@ class DocumentBatch:
     labels: Tensor
 
 
+MAX_SENTENCES, MAX_WORDS = 30, 60  # what a HAN reads of a document: longer ones are cut
+
+
 def make_document_batch(
-    docs: Sequence[Document], vocab: Vocabulary, max_sentences: int = 30, max_words: int = 60
+    docs: Sequence[Document],
+    vocab: Vocabulary,
+    max_sentences: int = MAX_SENTENCES,
+    max_words: int = MAX_WORDS,
 ) -> DocumentBatch:
     sents = [[vocab.encode(s[:max_words]) for s in d.sentences[:max_sentences]] for d in docs]
     n = max(len(s) for s in sents)

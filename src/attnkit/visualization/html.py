@@ -40,9 +40,16 @@ def document_html(result: Any) -> str:
             f'<div class="sent"><div class="bar"><span style="width:{100 * s_weight:.0f}%"></span></div>'
             f'<div class="sw">{s_weight:.2f}</div><div>{text}</div></div>'
         )
+    unread = getattr(result, "unread_words", 0)
+    note = (
+        f'<div class="probs">{unread} words past what the model reads (60 words a sentence, 30 sentences) '
+        "are shown unshaded: they did not count.</div>"
+        if unread
+        else ""
+    )
     return (
         f'<div class="doc"><div class="head">predicted: {html.escape(str(result.label))}★</div>'
-        f'<div class="probs">{probs}</div>{"".join(rows)}</div>'
+        f'<div class="probs">{probs}</div>{note}{"".join(rows)}</div>'
     )
 
 
