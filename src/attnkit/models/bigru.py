@@ -39,7 +39,8 @@ def _plan(lengths: Tensor) -> _Plan:
     rows = lengths.numel()
     order = lengths.argsort(descending=True, stable=True)
     lens = lengths[order]
-    starts = (lengths.cumsum(0) - lengths)[order]
+    first = lengths.cumsum(0) - lengths  # (S,) index of each row's first token
+    starts = first[order]
     step = torch.arange(int(lens[0]), device=lengths.device)[:, None]  # (L, 1)
     running = step < lens[None, :]  # (L, S): at each step the running rows come first
     batch_sizes = running.sum(1)
@@ -47,7 +48,7 @@ def _plan(lengths: Tensor) -> _Plan:
     rank = torch.empty_like(order)
     rank[order] = torch.arange(rows, device=lengths.device)
     row = torch.repeat_interleave(torch.arange(rows, device=lengths.device), lengths)  # (T,)
-    pos = torch.arange(row.numel(), device=lengths.device) - (lengths.cumsum(0) - lengths)[row]
+    pos = torch.arange(row.numel(), device=lengths.device) - first[row]  # (T,) position within its row
     return _Plan(
         src_fwd=(starts[None, :] + step)[running],
         src_bwd=(starts[None, :] + lens[None, :] - 1 - step)[running],

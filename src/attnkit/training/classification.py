@@ -132,29 +132,15 @@ class ClassificationTask:
         ``model.han.word2vec_epochs`` > 0 trains them (the time counts in the run's wall time) and
         keeps them in ``out_dir/word2vec.pt``; ``model.han.word2vec_vectors`` reuses such a file."""
         han = self.config.model.han
+        embedding: nn.Embedding = model.embedding  # type: ignore[assignment]
         if han.word2vec_vectors:
             vectors = self._load_vectors(Path(han.word2vec_vectors))
             log(f"word2vec: vectors from {han.word2vec_vectors}")
         elif han.word2vec_epochs > 0:
-            sentences = [self.vocab.encode(s) for d in self.train_docs for s in d.sentences]
-            vectors, stats = train_word2vec(
-                sentences,
-                len(self.vocab),
-                model.embedding.embedding_dim,  # type: ignore[union-attr,arg-type]
-                epochs=han.word2vec_epochs,
-                seed=self.config.training.seed,
-                log=log,
-            )
-            out = Path(self.config.training.out_dir)
-            out.mkdir(parents=True, exist_ok=True)
-            atomic_torch_save(
-                {"words": self.vocab.words, "vectors": vectors, "stats": asdict(stats)}, out / "word2vec.pt"
-            )
-            log(f"word2vec: {stats.pairs:,} pairs in {stats.seconds:.0f} s, final loss {stats.final_loss}")
+            vectors = self._train_vectors(embedding.embedding_dim, log)
         else:
             return
         with torch.no_grad():
-            embedding: nn.Embedding = model.embedding  # type: ignore[assignment]
             if vectors.shape != embedding.weight.shape:
                 raise ValueError(
                     f"word2vec vectors are {tuple(vectors.shape)}, the embedding (V, E) is "
@@ -162,6 +148,25 @@ class ClassificationTask:
                 )
             embedding.weight.copy_(vectors)
             embedding.weight[0].zero_()  # <pad>
+
+    def _train_vectors(self, dim: int, log: Callable[[str], None]) -> Tensor:
+        """Skip-gram vectors (V, dim) of the training documents, also kept in ``out_dir/word2vec.pt``."""
+        sentences = [self.vocab.encode(s) for d in self.train_docs for s in d.sentences]
+        vectors, stats = train_word2vec(
+            sentences,
+            len(self.vocab),
+            dim,
+            epochs=self.config.model.han.word2vec_epochs,
+            seed=self.config.training.seed,
+            log=log,
+        )
+        out = Path(self.config.training.out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_torch_save(
+            {"words": self.vocab.words, "vectors": vectors, "stats": asdict(stats)}, out / "word2vec.pt"
+        )
+        log(f"word2vec: {stats.pairs:,} pairs in {stats.seconds:.0f} s, final loss {stats.final_loss}")
+        return vectors
 
     def _load_vectors(self, path: Path) -> Tensor:
         if not path.is_file():
