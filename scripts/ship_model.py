@@ -19,7 +19,7 @@ from pathlib import Path
 from attnkit import __version__
 from attnkit.datasets import document_split, parallel_split
 from attnkit.pretrained import ROOT
-from attnkit.training.checkpoint import atomic_torch_save, atomic_write_json, load_checkpoint
+from attnkit.checkpoint import atomic_write_json, load_checkpoint, save_payload
 from attnkit.training.prior import check_tau, stored_class_weights
 
 KEEP = (
@@ -203,7 +203,7 @@ def main() -> int:
     if args.prior_correction is not None:
         small["prior_correction"] = check_tau(args.prior_correction)
         small["class_weights"] = stored_class_weights(ckpt)
-    atomic_torch_save(small, target / "model.pt")
+    save_payload(small, target / "model.pt")
     atomic_write_json(old, report)
     size = (target / "model.pt").stat().st_size / 2**20
     print(f"shipped {args.name}: {size:.1f} MiB, dev {dev_score(report)}")

@@ -13,9 +13,9 @@ FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
 
 def _save(path, config, model, **extra):
     from attnkit import __version__
-    from attnkit.training.checkpoint import atomic_torch_save
+    from attnkit.training.checkpoint import save_payload
 
-    atomic_torch_save(
+    save_payload(
         {
             "attnkit_version": __version__,
             "config": to_dict(config),

@@ -16,6 +16,7 @@ from .data.batching import make_batch, make_source
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer, vocabularies_from
 from .decoding import beam_search, greedy_search
+from .device import model_device, resolve_device, to_device
 from .models.build import build_model, load_for_inference, restore
 from .training.config import ExperimentConfig
 
@@ -64,15 +65,20 @@ class Translator:
         self.max_source_tokens = max_source_tokens
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path, int8: bool = False) -> Translator:
-        """``int8``: decode with int8 weights (``models.quantize``), faster on CPU for small batches."""
+    def from_checkpoint(cls, path: str | Path, int8: bool = False, device: str = "cpu") -> Translator:
+        """``int8``: decode with int8 weights (``models.quantize``), faster on CPU for small batches.
+        ``device``: cpu, cuda[:N] or auto (int8 weights are CPU-only)."""
         ckpt, config = load_for_inference(path, "translation")
         source, target = vocabularies_from(ckpt)
         src_vocab_size = None if source is target else len(source)
         model = build_model(
             config.model, len(target), target_ids=ckpt.get("target_ids"), src_vocab_size=src_vocab_size
         )
-        return cls(restore(model, ckpt, int8), source, config, str(path), target_tokenizer=target)
+        on = resolve_device(device)
+        if int8 and on.type != "cpu":
+            raise ValueError("int8 weights run on the CPU only; use --device cpu")
+        model = restore(model, ckpt, int8).to(on)
+        return cls(model, source, config, str(path), target_tokenizer=target)
 
     def _encode(self, text: str) -> list[int]:
         ids = self.tokenizer.encode(text)
@@ -102,7 +108,7 @@ class Translator:
         results: list[Translation | None] = [None] * len(texts)
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            src, src_mask = make_source([encoded[i] for i in chunk])
+            src, src_mask = to_device(make_source([encoded[i] for i in chunk]), model_device(self.model))
             if beam <= 1:
                 hyps = [[h] for h in greedy_search(self.model, src, src_mask)]
             else:
@@ -149,7 +155,7 @@ class Translator:
         for start in range(0, len(sources), batch_size):
             chunk = range(start, min(start + batch_size, len(sources)))
             batch = make_batch([src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk])
-            maps = self._maps(batch, layer, heads)  # (B, T, S)
+            maps = self._maps(to_device(batch, model_device(self.model)), layer, heads).float().cpu()  # (B, T, S)
             for row, i in enumerate(chunk):
                 s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
                 out.append(
@@ -185,7 +191,7 @@ class Translator:
             return None
         src_ids = self._encode(normalize(result.source))
         tgt_ids = self.target_tokenizer.encode(result.translation)
-        batch = make_batch([src_ids], [tgt_ids])
+        batch = to_device(make_batch([src_ids], [tgt_ids]), model_device(self.model))
         with torch.no_grad():
             out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)
-        return torch.stack([m[0] for m in out.layer_attention]).numpy()
+        return torch.stack([m[0] for m in out.layer_attention]).float().cpu().numpy()

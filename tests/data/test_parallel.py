@@ -69,5 +69,24 @@ def test_shipped_split_is_complete_and_aligned():
         with gzip.open(src, "rt", encoding="utf-8") as a, gzip.open(tgt, "rt", encoding="utf-8") as b:
             sizes[split] = (sum(1 for _ in a), sum(1 for _ in b))
     assert sizes == {"train": (161113, 161113), "dev": (2000, 2000), "test": (2000, 2000)}
-    with pytest.raises(ValueError, match="valid names: tatoeba-eng-fra"):
+    with pytest.raises(ValueError, match="valid names: tatoeba-eng-deu, tatoeba-eng-fra"):
         parallel_split("wmt14", "train")
+
+
+def test_shipped_eng_deu_split_matches_its_split_md_and_keeps_dev_test_english_out_of_train():
+    import hashlib
+    import re
+
+    folder = parallel_split("tatoeba-eng-deu", "train")[0].parent
+    table = dict(re.findall(r"\| `(\w+\.\w+)` \| [\d,]+ \| `([0-9a-f]{64})` \|", (folder / "SPLIT.md").read_text()))
+    assert len(table) == 6
+    english = {}
+    for split in ("train", "dev", "test"):
+        for path in parallel_split("tatoeba-eng-deu", split):
+            data = gzip.open(path, "rb").read()
+            assert hashlib.sha256(data).hexdigest() == table[path.name[:-3]]
+            if path.name.startswith(f"{split}.en"):
+                english[split] = set(data.decode("utf-8").splitlines())
+    assert len(english["dev"]) == len(english["test"]) == 2000
+    assert not (english["dev"] | english["test"]) & english["train"]
+    assert not english["dev"] & english["test"]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attnkit.training.average import average_checkpoints
-from attnkit.training.checkpoint import atomic_torch_save, load_checkpoint
+from attnkit.training.checkpoint import load_checkpoint, save_payload
 
 
 def _variant(src, path, scale):
@@ -15,7 +15,7 @@ def _variant(src, path, scale):
         for k, v in ckpt["model"].items()
     }
     ckpt["train_time"] = 10.0 * scale
-    atomic_torch_save(ckpt, path)
+    save_payload(ckpt, path)
     return path
 
 
@@ -65,7 +65,7 @@ def _reseeded(src, path, seed, hidden):
     torch.manual_seed(seed)
     model = build_model(config.model, len(ckpt["vocabulary"]), num_classes=len(ckpt["labels"]))
     ckpt.update(model=model.state_dict(), config=to_dict(config))
-    atomic_torch_save(ckpt, path)
+    save_payload(ckpt, path)
     return path
 
 
@@ -99,7 +99,7 @@ def test_ensemble_refuses_translators_and_other_vocabularies(classifier_ckpt, tr
         ensemble_checkpoints([classifier_ckpt, translator_ckpt], tmp_path / "e.pt")
     other = load_checkpoint(classifier_ckpt)
     other["vocabulary"] = other["vocabulary"][:-1]
-    atomic_torch_save(other, tmp_path / "other.pt")
+    save_payload(other, tmp_path / "other.pt")
     assert (
         main(["ensemble", str(classifier_ckpt), str(tmp_path / "other.pt"), "--out", str(tmp_path / "e.pt")])
         == 2

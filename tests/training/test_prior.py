@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attnkit.classifier import Classifier
-from attnkit.training.checkpoint import atomic_torch_save, load_checkpoint
+from attnkit.training.checkpoint import load_checkpoint, save_payload
 from attnkit.training.prior import geometric_mean, prior_bias, stored_class_weights
 
 TEXTS = ["love it. great fit!", "terrible fabric. ripped. ok i guess"]
@@ -18,7 +18,7 @@ def _with(ckpt_path, tmp_path, **extra):
     ckpt = load_checkpoint(ckpt_path)
     ckpt.update(extra)
     path = tmp_path / "model.pt"
-    atomic_torch_save(ckpt, path)
+    save_payload(ckpt, path)
     return path
 
 
@@ -74,7 +74,7 @@ def test_an_ensemble_keeps_the_geometric_mean_of_its_members_weights(classifier_
     b = tmp_path / "b.pt"
     ckpt = load_checkpoint(classifier_ckpt)
     ckpt["class_weights"] = None
-    atomic_torch_save(ckpt, b)
+    save_payload(ckpt, b)
     combined = ensemble_checkpoints([a, b], tmp_path / "ens.pt")
     assert combined["class_weights"] == pytest.approx([w**0.5 for w in WEIGHTS])
 

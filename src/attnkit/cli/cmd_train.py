@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     )
     torch.set_num_threads(config.training.threads)
     torch.manual_seed(config.training.seed)
-    dist.init_from_env()
+    dist.init_from_env(config.training.device)
     out_dir = config.training.out_dir
     previous = latest_checkpoint(Path(out_dir)) if args.resume else None
     if args.resume and previous is None:

@@ -10,6 +10,7 @@ from . import (
     cmd_align,
     cmd_average,
     cmd_classify,
+    cmd_convert,
     cmd_ensemble,
     cmd_evaluate,
     cmd_list,
@@ -28,6 +29,7 @@ COMMANDS = {
     "plot": cmd_plot,
     "average": cmd_average,
     "ensemble": cmd_ensemble,
+    "convert": cmd_convert,
     "list": cmd_list,
 }
 

@@ -3,6 +3,7 @@
 - ``tatoeba_eng_fra/``: the canonical English-French train/dev/test split of the Tatoeba
   sentence pairs (www.manythings.org/anki and tatoeba.org, CC BY 2.0 FR; see ABOUT-manythings.txt
   and SOURCE.md there).
+- ``tatoeba_eng_deu/``: the English-German split made by the same rules (SPLIT.md there).
 - ``reviews/``: women's clothing reviews with 1-5 star labels (Kaggle, CC0), split for HAN.
 """
 
@@ -12,7 +13,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 
-PARALLEL = {"tatoeba-eng-fra": ("tatoeba_eng_fra", "en", "fr")}
+PARALLEL = {
+    "tatoeba-eng-fra": ("tatoeba_eng_fra", "en", "fr"),
+    "tatoeba-eng-deu": ("tatoeba_eng_deu", "en", "de"),
+}
 
 
 DOCUMENTS = {"reviews": "reviews"}

@@ -58,13 +58,14 @@ def beam_search(
     src_lens = src_mask.sum(1).tolist()
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
     state = model.encode(src, src_mask).expand(k)
-    first = torch.full((batch, k), float("-inf"))
+    on = src.device  # everything is allocated where the source is (CPU or GPU)
+    first = torch.full((batch, k), float("-inf"), device=on)
     first[:, 0] = 0.0
     beams = _Beams(
-        torch.full((batch * k, 1), BOS, dtype=torch.long),
+        torch.full((batch * k, 1), BOS, dtype=torch.long, device=on),
         first.view(-1),
-        torch.zeros(batch * k, 0, src.shape[1]),
-        torch.arange(batch),
+        torch.zeros(batch * k, 0, src.shape[1], device=on),
+        torch.arange(batch, device=on),
     )
     for t in range(int(limits.max()) + 1):
         b = beams.items.numel()
@@ -73,14 +74,14 @@ def beam_search(
         vocab = log_probs.shape[1]
         top_scores, top_ids = (beams.scores.unsqueeze(1) + log_probs).view(b, k * vocab).topk(2 * k, dim=1)
         top_beam, top_token = top_ids // vocab, top_ids % vocab  # (b, 2K)
-        history = torch.cat([beams.attention, attn], 1)  # (bK, t+1, S)
+        history = torch.cat([beams.attention, attn.to(beams.attention.dtype)], 1)  # (bK, t+1, S)
         is_eos = top_token == eos
         for item, rank in (is_eos[:, :k] & torch.isfinite(top_scores[:, :k])).nonzero().tolist():
             row, sentence = item * k + int(top_beam[item, rank]), int(beams.items[item])
             normed = float(top_scores[item, rank]) / length_penalty(t + 1, alpha)
-            attention = history[row, :, : int(src_lens[sentence])].clone()
+            attention = history[row, :, : int(src_lens[sentence])].float().cpu()
             finished[sentence].append(Hypothesis(beams.tokens[row, 1:].tolist(), normed, attention))
-        count = torch.tensor([len(finished[int(i)]) for i in beams.items])
+        count = torch.tensor([len(finished[int(i)]) for i in beams.items.tolist()], device=on)
         done = (count >= k) | (is_eos[:, 0] & (count >= n_best))  # (b,)
         if bool(done.all()):
             break

@@ -17,18 +17,19 @@ def greedy_search(
 ) -> list[Hypothesis]:
     """Pick the most probable token at each step until EOS or the sentence's length limit.
 
-    Shapes: src (B, S), src_mask (B, S) -> B hypotheses, attention (T + 1, S_i) each.
+    Shapes: src (B, S), src_mask (B, S) -> B hypotheses, attention (T + 1, S_i) each (on the CPU).
     """
     batch, src_len = src.shape
     ids, eos = output_vocabulary(model)
     limits = max_lengths(src_mask, max_ratio, max_extra)  # (B,)
     steps = int(limits.max()) + 1
-    tokens = torch.full((batch, steps), eos, dtype=torch.long)  # output-vocabulary indices
-    attention = torch.zeros(batch, steps, src_len)
-    score = torch.zeros(batch)
-    active = torch.arange(batch)  # original sentence of each row still decoding
+    on = src.device  # everything is allocated where the source is (CPU or GPU)
+    tokens = torch.full((batch, steps), eos, dtype=torch.long, device=on)  # output-vocabulary indices
+    attention = torch.zeros(batch, steps, src_len, device=on)
+    score = torch.zeros(batch, device=on)
+    active = torch.arange(batch, device=on)  # original sentence of each row still decoding
     state = model.encode(src, src_mask)
-    prev = torch.full((batch, 1), BOS, dtype=torch.long)
+    prev = torch.full((batch, 1), BOS, dtype=torch.long, device=on)
     for t in range(steps):
         log_probs, state, attn = model.step(prev, state)  # (b, V_out), ..., (b, 1, S)
         best_lp, best = force_eos(log_probs, eos, limits[active] <= t).max(-1)
@@ -42,7 +43,8 @@ def greedy_search(
         prev = ids[best].unsqueeze(1)
     lengths = (tokens == eos).int().argmax(1).tolist()
     real = src_mask.sum(1).tolist()
+    tokens, score, attention = ids[tokens].cpu(), score.cpu(), attention.float().cpu()
     return [
-        Hypothesis(ids[tokens[i, :n]].tolist(), float(score[i]), attention[i, : n + 1, : real[i]].clone())
+        Hypothesis(tokens[i, :n].tolist(), float(score[i]), attention[i, : n + 1, : real[i]].clone())
         for i, n in enumerate(lengths)
     ]

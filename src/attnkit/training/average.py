@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from .checkpoint import atomic_torch_save, load_checkpoint
+from .checkpoint import load_checkpoint, save_payload
 
 # What an averaged checkpoint keeps besides weights: enough to translate or classify, not to resume.
 KEEP = (
@@ -71,7 +71,7 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[st
     averaged = {k: last[k] for k in KEEP if k in last}
     averaged.update(model=weights, averaged_from=[str(p) for p in files])
     averaged["position"] = {"history": last.get("position", {}).get("history", [])}
-    atomic_torch_save(averaged, Path(out))
+    save_payload(averaged, out)
     return averaged
 
 
@@ -101,7 +101,7 @@ def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[s
         ensemble_of=[str(p) for p in files],
         position={"history": first.get("position", {}).get("history", [])},
     )
-    atomic_torch_save(combined, Path(out))
+    save_payload(combined, out)
     return combined
 
 

@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from ..data.documents import Document, DocumentBatch, Vocabulary, make_document_batch, read_documents
 from ..datasets import document_split
+from ..device import model_device, to_device
 from ..evaluation.classification import classification_report
 from .checkpoint import atomic_torch_save
 from .config import ExperimentConfig
@@ -98,8 +99,9 @@ class ClassificationTask:
 
     def loss(self, model: nn.Module, batch: DocumentBatch) -> tuple[Tensor, int, int]:
         logits = model(batch.words, batch.word_mask).logits
-        loss = F.cross_entropy(logits, batch.labels, weight=self.weights, reduction="sum")
-        units = float(self.weights[batch.labels].sum()) if self.weights is not None else batch.labels.numel()
+        weights = None if self.weights is None else self.weights.to(logits.device)
+        loss = F.cross_entropy(logits, batch.labels, weight=weights, reduction="sum")
+        units = float(weights[batch.labels].sum()) if weights is not None else batch.labels.numel()
         return loss, units, int(batch.word_mask.sum())  # type: ignore[return-value]
 
     @torch.no_grad()
@@ -109,7 +111,7 @@ class ClassificationTask:
         by_index: dict[int, int] = {}
         for s in range(0, len(order), 128):
             chunk = order[s : s + 128]
-            batch = make_document_batch([docs[i] for i in chunk], self.vocab)
+            batch = to_device(make_document_batch([docs[i] for i in chunk], self.vocab), model_device(model))
             for i, p in zip(chunk, model(batch.words, batch.word_mask).logits.argmax(-1).tolist()):
                 by_index[i] = p
         preds = [by_index[i] for i in range(len(docs))]

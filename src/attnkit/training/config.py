@@ -96,6 +96,8 @@ class TrainingConfig:
     init_from: str = ""
     seed: int = 1
     threads: int = 2
+    device: str = "auto"  # auto (CUDA when present), cpu, cuda, cuda:N
+    precision: str = "fp32"  # fp32, or bf16: bf16 autocast of the forward pass on a GPU (fp32 on a CPU)
     lr: float = 1e-3
     betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
     weight_decay: float = 0.0
@@ -214,6 +216,7 @@ def validate(config: ExperimentConfig) -> None:
         "task": (config.task, ("classification", "translation")),
         "model.name": (config.model.name, ("han", "rnn", "transformer")),
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
+        "training.precision": (config.training.precision, ("bf16", "fp32")),
         "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "linear", "plateau")),
         "model.han.class_weighting": (
             config.model.han.class_weighting,

@@ -13,13 +13,23 @@ import torch.distributed as tdist
 from torch import nn
 
 
-def init_from_env() -> bool:
+def init_from_env(device: str = "auto") -> bool:
     """Initialise the process group when launched by torchrun. Returns True if distributed."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or tdist.is_initialized():
         return tdist.is_initialized()
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    tdist.init_process_group(backend)
+    # nccl only when this run trains on CUDA (training.device), gloo on CPU even where CUDA exists
+    on_cuda = torch.cuda.is_available() and not device.startswith("cpu")
+    tdist.init_process_group("nccl" if on_cuda else "gloo")
     return True
+
+
+def local_device(device: torch.device) -> torch.device:
+    """Under torchrun on CUDA, rank r uses GPU LOCAL_RANK (one process per GPU)."""
+    if device.type != "cuda" or not active() or device.index is not None:
+        return device
+    local = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    torch.cuda.set_device(local)
+    return local
 
 
 def active() -> bool:
@@ -34,8 +44,11 @@ def world_size() -> int:
     return tdist.get_world_size() if active() else 1
 
 
-def wrap(model: nn.Module) -> nn.Module:
-    return nn.parallel.DistributedDataParallel(model) if active() else model
+def wrap(model: nn.Module, device: torch.device | None = None) -> nn.Module:
+    if not active():
+        return model
+    ids = [device] if device is not None and device.type == "cuda" else None
+    return nn.parallel.DistributedDataParallel(model, device_ids=ids)
 
 
 def unwrap(model: nn.Module) -> nn.Module:
@@ -47,7 +60,9 @@ def unwrap(model: nn.Module) -> nn.Module:
 def all_reduce_sum(values: list[float]) -> list[float]:
     if not active():
         return values
-    t = torch.tensor(values, dtype=torch.float64)
+    on_nccl = tdist.get_backend() == "nccl"
+    device = torch.device("cuda", torch.cuda.current_device()) if on_nccl else torch.device("cpu")
+    t = torch.tensor(values, dtype=torch.float64, device=device)
     tdist.all_reduce(t)
     return t.tolist()
 

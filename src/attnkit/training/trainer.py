@@ -22,9 +22,10 @@ from torch import Tensor, nn
 from tqdm import tqdm
 
 from .. import __version__
+from ..device import autocast, resolve_device, to_device
 from . import distributed as dist
 from .checkpoint import (
-    atomic_torch_save,
+    save_payload,
     latest_checkpoint,
     load_checkpoint,
     rng_state,
@@ -68,8 +69,12 @@ class Trainer:
         self.out_dir = Path(self.cfg.out_dir)
         self.started = started if started is not None else time.time()
         self.rank, self.world = dist.rank(), dist.world_size()
-        self.model = model
-        self.wrapped = dist.wrap(model)
+        self.device = dist.local_device(resolve_device(self.cfg.device))
+        if self.device.type == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+        self.model = model.to(self.device)
+        self.wrapped = dist.wrap(self.model, self.device)
         decay = [p for n, p in model.named_parameters() if p.dim() > 1]
         other = [p for n, p in model.named_parameters() if p.dim() <= 1]
         self.optimizer = torch.optim.AdamW(
@@ -101,7 +106,7 @@ class Trainer:
         if path is None:
             return False
         ckpt = load_checkpoint(path)
-        self.model.load_state_dict(ckpt["model"])
+        self.model.load_state_dict(ckpt["model"])  # copies into the parameters, on their device
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.schedule.load_state_dict(ckpt["schedule"])
         set_rng_state(ckpt["rng"])
@@ -151,7 +156,9 @@ class Trainer:
     def _accumulate(self, batch: Any) -> None:
         t0 = time.time()
         self.wrapped.train()
-        loss, units, tokens = self.task.loss(self.wrapped, batch)
+        batch = to_device(batch, self.device)
+        with autocast(self.device, self.cfg.precision):
+            loss, units, tokens = self.task.loss(self.wrapped, batch)
         loss.backward()
         self._pending[0] += float(loss.detach())
         self._pending[1] += units
@@ -211,7 +218,7 @@ class Trainer:
         if dist.any_true(bool(due)) and self.rank == 0:
             minutes = due[0] if due else elapsed
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            atomic_torch_save(self.payload(), self.out_dir / f"minutes-{minutes:g}.pt")
+            save_payload(self.payload(), self.out_dir / f"minutes-{minutes:g}.pt")
             self.log(f"snapshot after {minutes:g} minutes at step {self.pos.step}")
         self._snapshots.update(due)
 
@@ -259,14 +266,30 @@ class Trainer:
             "attnkit_version": __version__,
             "config": to_dict(self.config),
             "step": self.pos.step,
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
+            "model": to_device(self.model.state_dict(), "cpu"),  # device-independent
+            "optimizer": to_device(self.optimizer.state_dict(), "cpu"),
             "schedule": self.schedule.state_dict(),
             "rng": rng_state(),
             "position": vars(self.pos).copy(),
             "tokens_seen": self.tokens_seen,
             "train_time": self.train_time,
+            "provenance": self.provenance(),
             **self.task.payload(),
+        }
+
+    def provenance(self) -> dict[str, Any]:
+        """Where and how this run trained: hardware, threads or GPU, world size, precision, versions."""
+        if self.device.type == "cuda":
+            hardware = f"{torch.cuda.get_device_name(self.device)} x{self.world}"
+        else:
+            hardware = f"{_cpu_model()}, {torch.get_num_threads()} threads x{self.world} processes"
+        return {
+            "hardware": hardware,
+            "device": self.device.type,
+            "precision": self.cfg.precision if self.device.type == "cuda" else "fp32",
+            "torch": str(torch.__version__),
+            "attnkit": __version__,
+            "wall_minutes": round((time.time() - self.started) / 60, 2),
         }
 
     def _write_log(self, metrics: dict[str, float]) -> None:
@@ -288,3 +311,15 @@ class Trainer:
     def log(self, message: str) -> None:
         if self.rank == 0:
             tqdm.write(f"[attnkit] {message}", file=sys.stderr)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "CPU"

@@ -14,6 +14,7 @@ from ..data.batching import Batch, TokenBatcher, make_batch
 from ..data.parallel import read_parallel
 from ..data.tokenizer import EOS, UNK, SubwordTokenizer, train_vocabularies
 from ..datasets import parallel_split
+from ..device import model_device, to_device
 from ..evaluation.metrics import corpus_scores
 from ..models.output import IGNORE
 from ..translator import Translator
@@ -131,7 +132,9 @@ class TranslationTask:
     @torch.no_grad()
     def validate(self, model: nn.Module) -> dict[str, float]:
         total, count = 0.0, 0
+        on = model_device(model)
         for batch in self.dev_batches:
+            batch = to_device(batch, on)
             total += float(self._loss(model, batch, 0.0))
             count += int(batch.tgt_mask.sum())
         metrics = {

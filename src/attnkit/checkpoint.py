@@ -1,0 +1,246 @@
+"""Safe, atomic checkpoints: one typed format, read and written here and nowhere else.
+
+A checkpoint file is a ``torch.save`` zip of plain data only: tensors, str, bytes, int, float, bool,
+None, lists, tuples and dicts. It is read with ``torch.load(weights_only=True)``, whose unpickler
+refuses every other object, so loading a file never runs code from it. Files are written to a
+temporary name and renamed, so a crash or Ctrl-C never leaves half a file.
+
+Fields (``Checkpoint``): ``config`` (the resolved ExperimentConfig as a dict), ``model`` (state
+dict), ``tokenizer``/``target_tokenizer`` (sentencepiece model bytes), ``target_ids``,
+``vocabulary``/``labels``/``class_weights``/``prior_correction`` (classifiers), ``ensemble``
+(member model configs), ``provenance`` (version, step, hardware, data), and for resuming a run
+``training`` state (optimizer, schedule, RNG, data position). Files from before format 2 are
+refused with a message naming ``attnkit convert``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import random
+import re
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+FORMAT = "attnkit-checkpoint"
+FORMAT_VERSION = 2
+TASKS = ("classification", "translation")
+_STEP = re.compile(r"step-(\d+)\.pt$")
+
+
+class CheckpointError(ValueError):
+    """A file that is not a valid attnkit checkpoint; the message names the file and the problem."""
+
+
+# -- atomic writes ------------------------------------------------------------------------------
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(Path(path), text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def atomic_torch_save(obj: Any, path: Path) -> None:
+    """``torch.save`` to a temporary file, then rename: plain data only (see the module docstring)."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+# -- RNG state as plain data --------------------------------------------------------------------
+def rng_state() -> dict[str, Any]:
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state: dict[str, Any] = {
+        "torch": torch.get_rng_state(),
+        "python": random.getstate(),
+        "numpy": [kind, torch.from_numpy(np.asarray(keys).astype(np.int64)), pos, has_gauss, cached],
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    kind, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.int64).astype(np.uint32), pos, has_gauss, cached))
+    if state.get("cuda") and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# -- writing ------------------------------------------------------------------------------------
+def stamp(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with the format marker and version that ``load_checkpoint`` requires."""
+    return {**payload, "format": FORMAT, "format_version": FORMAT_VERSION}
+
+
+def save_payload(payload: dict[str, Any], path: str | Path) -> Path:
+    """Write one checkpoint atomically (format marker added). Returns the path."""
+    path = Path(path)
+    atomic_torch_save(stamp(payload), path)
+    return path
+
+
+def step_checkpoints(out_dir: Path) -> list[Path]:
+    """Checkpoints ``step-N.pt`` in ``out_dir``, oldest first."""
+    found = [(int(m.group(1)), p) for p in out_dir.glob("step-*.pt") if (m := _STEP.search(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def save_checkpoint(out_dir: Path, payload: dict[str, Any], keep_last: int, is_best: bool) -> Path:
+    """Write ``step-N.pt`` (and ``best.pt`` when best) atomically; keep the last ``keep_last``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = save_payload(payload, out_dir / f"step-{payload['step']}.pt")
+    if is_best:
+        tmp = out_dir / f".best.pt.link{os.getpid()}"
+        if tmp.exists():
+            tmp.unlink()
+        os.link(path, tmp)
+        os.replace(tmp, out_dir / "best.pt")
+    for old in step_checkpoints(out_dir)[: -max(keep_last, 1)]:
+        old.unlink()
+    return path
+
+
+def latest_checkpoint(out_dir: Path) -> Path | None:
+    found = step_checkpoints(out_dir)
+    return found[-1] if found else None
+
+
+INFERENCE_FIELDS = (
+    "attnkit_version",
+    "config",
+    "step",
+    "tokenizer",
+    "target_ids",
+    "target_tokenizer",
+    "vocabulary",
+    "labels",
+    "position",
+    "tokens_seen",
+    "train_time",
+    "ensemble",
+    "ensemble_of",
+    "class_weights",
+    "prior_correction",
+    "provenance",
+    "averaged_from",
+)
+
+
+def inference_payload(payload: dict[str, Any], fp16: bool = True) -> dict[str, Any]:
+    """What inference needs (no optimizer or RNG state), float weights in fp16 when ``fp16``.
+    Tied weights (one storage under two names) stay one storage."""
+    small = {k: payload[k] for k in INFERENCE_FIELDS if k in payload}
+    halves: dict[int, torch.Tensor] = {}
+    small["model"] = {
+        k: halves.setdefault(v.data_ptr(), v.half() if fp16 else v) if v.is_floating_point() else v
+        for k, v in payload["model"].items()
+    }
+    small["position"] = {"history": payload.get("position", {}).get("history", [])}
+    return small
+
+
+# -- reading ------------------------------------------------------------------------------------
+def _read_safely(path: Path) -> Any:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        refused = re.search(r"(GLOBAL|global) ([\w.]+ ?[\w.]*)", str(exc))
+        what = f" ({refused.group(2).strip()})" if refused else ""
+        raise CheckpointError(
+            f"{path}: refused: the file holds Python objects{what} that loading would have to run; "
+            "attnkit checkpoints hold plain data only. If it is a checkpoint of an earlier attnkit and you "
+            f"trust where it came from: attnkit convert {path} NEW.pt --trust-pickle"
+        ) from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
+        reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"{path}: not an attnkit checkpoint (unreadable: {reason})") from None
+
+
+def check_payload(payload: Any, path: str | Path, task: str | None = None) -> dict[str, Any]:
+    """Check the fields every checkpoint needs, naming the first one that is wrong."""
+    if not isinstance(payload, dict):
+        raise CheckpointError(f"{path}: not an attnkit checkpoint (it holds a {type(payload).__name__})")
+    if payload.get("format") != FORMAT:
+        if "config" in payload and "model" in payload:
+            raise CheckpointError(
+                f"{path}: a checkpoint of an earlier attnkit (format 1); convert it once: "
+                f"attnkit convert {path} NEW.pt"
+            )
+        raise CheckpointError(f"{path}: not an attnkit checkpoint (no 'format' field)")
+    version = payload.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path}: checkpoint format {version!r} is newer than this attnkit reads ({FORMAT_VERSION})"
+        )
+    config, model = payload.get("config"), payload.get("model")
+    if not isinstance(config, dict) or config.get("task") not in TASKS:
+        raise CheckpointError(f"{path}: field 'config' must be a mapping with task in {', '.join(TASKS)}")
+    if not isinstance(model, dict) or not all(isinstance(v, torch.Tensor) for v in model.values()):
+        raise CheckpointError(f"{path}: field 'model' must map parameter names to tensors")
+    if config["task"] == "translation" and not isinstance(payload.get("tokenizer"), bytes):
+        raise CheckpointError(f"{path}: field 'tokenizer' (sentencepiece model bytes) is missing")
+    if config["task"] == "classification" and not isinstance(payload.get("vocabulary"), list):
+        raise CheckpointError(f"{path}: field 'vocabulary' (list of words) is missing")
+    if task is not None and config["task"] != task:
+        raise CheckpointError(f"{path} is a {config['task']} model, not a {task} model")
+    return payload
+
+
+def load_checkpoint(path: str | Path, task: str | None = None) -> dict[str, Any]:
+    """Read and check a checkpoint; never runs code from the file. ``task``: require that task."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    return check_payload(_read_safely(path), path, task)
+
+
+def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False) -> dict[str, Any]:
+    """Rewrite an earlier attnkit checkpoint in format 2. Unpickling arbitrary objects happens only
+    with ``trust_pickle`` (a warning says so); the result is checked before it is written."""
+    src = Path(src)
+    if not src.is_file():
+        raise CheckpointError(f"checkpoint {src} does not exist")
+    try:
+        payload = torch.load(src, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        if not trust_pickle:
+            _read_safely(src)  # raises the message that names --trust-pickle
+        warnings.warn(f"{src}: unpickling with arbitrary objects allowed (--trust-pickle)", stacklevel=2)
+        payload = torch.load(src, map_location="cpu", weights_only=False)
+    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
+        raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {exc})") from None
+    if not isinstance(payload, dict):
+        raise CheckpointError(f"{src}: not an attnkit checkpoint (it holds a {type(payload).__name__})")
+    payload = dict(payload)
+    if isinstance(payload.get("rng", {}).get("numpy"), tuple):
+        kind, keys, pos, has_gauss, cached = payload["rng"]["numpy"]
+        payload["rng"] = {**payload["rng"], "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos,
+                                                      has_gauss, cached]}
+    checked = check_payload(stamp(payload), src)
+    atomic_torch_save(checked, Path(dst))
+    return checked
