@@ -46,15 +46,15 @@ def sha256_gz(path: Path) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def data_checksums(task: str) -> dict[str, str]:
+def data_checksums(task: str, dataset: str = "tatoeba-eng-fra") -> dict[str, str]:
     if task == "classification":
         return {
             f"reviews/{s}.jsonl": sha256_gz(document_split("reviews", s)) for s in ("train", "dev", "test")
         }
     out = {}
     for split in ("train", "dev", "test"):
-        for path in parallel_split("tatoeba-eng-fra", split):
-            out[f"tatoeba-eng-fra/{path.name[:-3]}"] = sha256_gz(path)
+        for path in parallel_split(dataset, split):
+            out[f"{dataset}/{path.name[:-3]}"] = sha256_gz(path)
     return out
 
 
@@ -113,6 +113,8 @@ def parent_report(ckpt: dict) -> dict | None:
         "init_from": parent,
         "steps": member["step"],
         "train_minutes": wall_minutes(history),
+        "tokens_seen": member.get("tokens_seen"),
+        "provenance": member.get("provenance", {}),
         "validations": history,
     }
 
@@ -129,6 +131,25 @@ def wall_time(path: Path) -> dict:
     """train_minutes = the measured wall time of members trained side by side (the sum is kept too)."""
     wall = json.loads(path.read_text())
     return {"train_minutes": wall["wall_minutes"], "trained_side_by_side": wall}
+
+
+def hardware(ckpt: dict, parent: dict | None) -> dict:
+    """Where each training segment ran (the run's provenance, and its init_from parent's)."""
+    out = {"this run": ckpt.get("provenance", {})}
+    if parent and parent.get("provenance"):
+        out["init_from run"] = parent["provenance"]
+    return out
+
+
+def extra_reports(args: argparse.Namespace) -> dict:
+    out = {}
+    if args.int8_dev_report:
+        out["int8"] = {"dev": json.loads(args.int8_dev_report.read_text())}
+        if args.int8_test_report:
+            out["int8"]["test"] = json.loads(args.int8_test_report.read_text())
+    if args.latency_json:
+        out["latency"] = json.loads(args.latency_json.read_text())
+    return out
 
 
 def dev_score(report: dict) -> float:
@@ -156,6 +177,13 @@ def main() -> int:
         metavar="TAU",
         help="classifiers: the decision's prior correction (attnkit.training.prior), kept in the model",
     )
+    parser.add_argument(
+        "--replaces",
+        help="a shipped model this one is meant to replace (e.g. as the default): refuse unless dev beats it",
+    )
+    parser.add_argument("--int8-dev-report", type=Path, help="the same evaluation with --int8")
+    parser.add_argument("--int8-test-report", type=Path)
+    parser.add_argument("--latency-json", type=Path, help="single-sentence latency measurements to keep")
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args()
     ckpt = load_checkpoint(args.checkpoint)
@@ -168,7 +196,9 @@ def main() -> int:
         "attnkit_version": __version__,
         "trained_with_version": ckpt["attnkit_version"],
         "config": ckpt["config"],
-        "data_sha256": data_checksums(ckpt["config"]["task"]),
+        "data_sha256": data_checksums(ckpt["config"]["task"], ckpt["config"]["data"]["dataset"]),
+        "hardware": hardware(ckpt, parent),
+        "tokens_seen": ckpt.get("tokens_seen"),
         "steps": ckpt["step"] + (parent["steps"] if parent else 0),
         "train_minutes": own_minutes(ckpt, members, parent),
         **(wall_time(args.wall_json) if args.wall_json else {}),
@@ -179,11 +209,19 @@ def main() -> int:
         "test": test,
         "source_checkpoint": str(args.checkpoint),
         **({"prior_correction": args.prior_correction} if args.prior_correction is not None else {}),
+        **extra_reports(args),
         **({"members": members} if members else {}),
         **({"parent": parent} if parent else {}),
     }
     target = ROOT / args.name
     old = target / "training_report.json"
+    rival = ROOT / args.replaces / "training_report.json" if args.replaces else None
+    if rival is not None and not args.force:
+        theirs = json.loads(rival.read_text())
+        if dev_score(report) <= dev_score(theirs):
+            print(f"not shipped: dev score {dev_score(report)} <= {args.replaces}'s {dev_score(theirs)}",
+                  file=sys.stderr)
+            return 1
     if old.exists() and not args.force:
         previous = json.loads(old.read_text())
         if dev_score(report) <= dev_score(previous):

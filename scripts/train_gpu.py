@@ -54,6 +54,9 @@ def launch(out: Path, config: str, variant: str, sets: list[str], args: argparse
     run_dir.mkdir(parents=True, exist_ok=True)
     overrides = [f"training.out_dir={run_dir}", f"training.max_minutes={args.minutes}"]
     overrides += [f"training.device={args.device}"] + sets + (SMOKE if args.smoke else [])
+    start = args.init_dir / f"{load_config(config).name}.pt" if args.init_dir else None
+    if start is not None and start.exists():  # continue from an earlier run's weights (fresh optimizer)
+        overrides.append(f"training.init_from={start}")
     cmd = [sys.executable, "-m", "attnkit", "train", config] + [a for s in overrides for a in ("--set", s)]
     log = (run_dir / "train.log").open("w")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -90,6 +93,7 @@ def main() -> int:
     parser.add_argument("--average", type=int, default=5, help="average this many last checkpoints")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--init-dir", type=Path, help="start each config NAME from DIR/NAME.pt when it exists")
     args = parser.parse_args()
     started = time.time()
     variants = [parse_variant(v) for v in args.variant] or [("", [])]

@@ -39,17 +39,23 @@ def resolve_device(name: str | torch.device | None = "auto") -> torch.device:
     return device
 
 
-def to_device(obj: T, device: torch.device | str) -> T:
-    """Move every tensor inside ``obj`` (tensors, dataclasses, lists, tuples, dicts) to ``device``."""
+def to_device(obj: T, device: torch.device | str, _memo: dict[Any, Any] | None = None) -> T:
+    """Move every tensor inside ``obj`` (tensors, dataclasses, lists, tuples, dicts) to ``device``.
+
+    Tensors that were one tensor (tied weights under two names) stay one tensor."""
+    memo = {} if _memo is None else _memo
     if isinstance(obj, torch.Tensor):
-        return obj.to(device, non_blocking=True)  # type: ignore[return-value]
+        key = (obj.untyped_storage().data_ptr(), obj.storage_offset(), tuple(obj.shape), obj.stride(), obj.dtype)
+        if key not in memo:
+            memo[key] = obj.to(device, non_blocking=True)
+        return memo[key]  # type: ignore[no-any-return]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {f.name: to_device(getattr(obj, f.name), device) for f in dataclasses.fields(obj)}
+        changes = {f.name: to_device(getattr(obj, f.name), device, memo) for f in dataclasses.fields(obj)}
         return dataclasses.replace(obj, **changes)  # type: ignore[return-value]
     if isinstance(obj, dict):
-        return type(obj)((k, to_device(v, device)) for k, v in obj.items())  # type: ignore[return-value]
+        return type(obj)((k, to_device(v, device, memo)) for k, v in obj.items())  # type: ignore[return-value]
     if isinstance(obj, (list, tuple)):
-        return type(obj)(to_device(v, device) for v in obj)  # type: ignore[return-value]
+        return type(obj)(to_device(v, device, memo) for v in obj)  # type: ignore[return-value]
     return obj
 
 

@@ -7,8 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
-
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="train a model from a YAML config")
@@ -32,6 +30,8 @@ def add_parser(sub: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     started = time.time()
+    import torch
+
     from ..models import build_model
     from ..models.build import init_checkpoint, restore
     from ..training import distributed as dist
