@@ -219,8 +219,10 @@ def main() -> int:
     if rival is not None and not args.force:
         theirs = json.loads(rival.read_text())
         if dev_score(report) <= dev_score(theirs):
-            print(f"not shipped: dev score {dev_score(report)} <= {args.replaces}'s {dev_score(theirs)}",
-                  file=sys.stderr)
+            print(
+                f"not shipped: dev score {dev_score(report)} <= {args.replaces}'s {dev_score(theirs)}",
+                file=sys.stderr,
+            )
             return 1
     if old.exists() and not args.force:
         previous = json.loads(old.read_text())

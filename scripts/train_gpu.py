@@ -93,14 +93,19 @@ def main() -> int:
     parser.add_argument("--average", type=int, default=5, help="average this many last checkpoints")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--init-dir", type=Path, help="start each config NAME from DIR/NAME.pt when it exists")
+    parser.add_argument(
+        "--init-dir", type=Path, help="start each config NAME from DIR/NAME.pt when it exists"
+    )
     args = parser.parse_args()
     started = time.time()
     variants = [parse_variant(v) for v in args.variant] or [("", [])]
     jobs = [launch(args.out, c, v, s, args) for c in args.configs for v, s in variants]
     failed = [name for name, _, _, proc in jobs if proc.wait() != 0]
     for name, _, run_dir, _ in jobs:
-        print(f"--- {name} (last lines of train.log)\n" + "".join((run_dir / "train.log").open().readlines()[-4:]))
+        print(
+            f"--- {name} (last lines of train.log)\n"
+            + "".join((run_dir / "train.log").open().readlines()[-4:])
+        )
     if failed:
         print(f"failed runs: {failed}", file=sys.stderr)
         return 1
@@ -112,11 +117,20 @@ def main() -> int:
         ckpt = load_checkpoint(Path(run["dir"]) / f"{kind}.pt")
         target = args.out / f"{load_config(config).name}.pt"
         save_payload(inference_payload(ckpt), target)
-        chosen[config] = {"run": run["name"], "checkpoint": kind, "dev_bleu_greedy": score, "file": str(target)}
+        chosen[config] = {
+            "run": run["name"],
+            "checkpoint": kind,
+            "dev_bleu_greedy": score,
+            "file": str(target),
+        }
         print(f"chosen for {config}: {run['name']} {kind} (greedy dev BLEU {score}) -> {target}", flush=True)
     hardware = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
-    summary = {"hardware": hardware, "wall_minutes": round((time.time() - started) / 60, 2),
-               "runs": results, "chosen": chosen}
+    summary = {
+        "hardware": hardware,
+        "wall_minutes": round((time.time() - started) / 60, 2),
+        "runs": results,
+        "chosen": chosen,
+    }
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return 0
 

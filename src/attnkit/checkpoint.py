@@ -166,6 +166,8 @@ def inference_payload(payload: dict[str, Any], fp16: bool = True) -> dict[str, A
 
 # -- reading ------------------------------------------------------------------------------------
 def _read_safely(path: Path) -> Any:
+    if not zipfile.is_zipfile(path):  # every checkpoint is a torch.save zip; a bare pickle is never read
+        raise CheckpointError(f"{path}: not an attnkit checkpoint (not a torch.save zip archive)")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
@@ -239,8 +241,10 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
     payload = dict(payload)
     if isinstance(payload.get("rng", {}).get("numpy"), tuple):
         kind, keys, pos, has_gauss, cached = payload["rng"]["numpy"]
-        payload["rng"] = {**payload["rng"], "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos,
-                                                      has_gauss, cached]}
+        payload["rng"] = {
+            **payload["rng"],
+            "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached],
+        }
     checked = check_payload(stamp(payload), src)
     atomic_torch_save(checked, Path(dst))
     return checked

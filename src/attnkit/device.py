@@ -45,7 +45,13 @@ def to_device(obj: T, device: torch.device | str, _memo: dict[Any, Any] | None =
     Tensors that were one tensor (tied weights under two names) stay one tensor."""
     memo = {} if _memo is None else _memo
     if isinstance(obj, torch.Tensor):
-        key = (obj.untyped_storage().data_ptr(), obj.storage_offset(), tuple(obj.shape), obj.stride(), obj.dtype)
+        key = (
+            obj.untyped_storage().data_ptr(),
+            obj.storage_offset(),
+            tuple(obj.shape),
+            obj.stride(),
+            obj.dtype,
+        )
         if key not in memo:
             memo[key] = obj.to(device, non_blocking=True)
         return memo[key]  # type: ignore[no-any-return]

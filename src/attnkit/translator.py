@@ -155,7 +155,9 @@ class Translator:
         for start in range(0, len(sources), batch_size):
             chunk = range(start, min(start + batch_size, len(sources)))
             batch = make_batch([src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk])
-            maps = self._maps(to_device(batch, model_device(self.model)), layer, heads).float().cpu()  # (B, T, S)
+            maps = (
+                self._maps(to_device(batch, model_device(self.model)), layer, heads).float().cpu()
+            )  # (B, T, S)
             for row, i in enumerate(chunk):
                 s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
                 out.append(

@@ -78,12 +78,15 @@ def test_shipped_eng_deu_split_matches_its_split_md_and_keeps_dev_test_english_o
     import re
 
     folder = parallel_split("tatoeba-eng-deu", "train")[0].parent
-    table = dict(re.findall(r"\| `(\w+\.\w+)` \| [\d,]+ \| `([0-9a-f]{64})` \|", (folder / "SPLIT.md").read_text()))
+    table = dict(
+        re.findall(r"\| `(\w+\.\w+)` \| [\d,]+ \| `([0-9a-f]{64})` \|", (folder / "SPLIT.md").read_text())
+    )
     assert len(table) == 6
     english = {}
     for split in ("train", "dev", "test"):
         for path in parallel_split("tatoeba-eng-deu", split):
-            data = gzip.open(path, "rb").read()
+            with gzip.open(path, "rb") as handle:
+                data = handle.read()
             assert hashlib.sha256(data).hexdigest() == table[path.name[:-3]]
             if path.name.startswith(f"{split}.en"):
                 english[split] = set(data.decode("utf-8").splitlines())

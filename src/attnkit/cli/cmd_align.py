@@ -9,7 +9,7 @@ from typing import Any
 
 
 def add_parser(sub: Any, name: str) -> None:
-    from ..evaluation.alignment import METHODS
+    from ..names import ALIGNMENT_METHODS as METHODS
 
     p = sub.add_parser(name, help="word alignments from attention under forced decoding (Pharaoh i-j)")
     p.add_argument("--model", default=None, help="checkpoint or shipped model name (default: shipped)")

@@ -14,12 +14,11 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..attention import SCORERS
-    from ..models import MODELS
+    from ..names import MODELS, SCORERS
     from ..pretrained import DEFAULTS, shipped
 
     info = {
-        "scorers": SCORERS.names(),
+        "scorers": list(SCORERS),
         "models": list(MODELS),
         "shipped": {name: str(path) for name, path in shipped().items()},
         "defaults": DEFAULTS,

@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(
@@ -29,6 +27,8 @@ def _record(path: Path, index: int) -> dict[str, Any]:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     if path.suffix == ".npz":
+        import numpy as np
+
         data = np.load(path, allow_pickle=False)
         missing = {"attention", "source_tokens", "target_tokens"} - set(data.files)
         if missing:
@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from ..visualization.heatmap import attention_figure, save_figure
 
     record = _record(Path(args.input), args.index)
+    import numpy as np
+
     weights = np.asarray(record["attention"], dtype=float)
     fig = attention_figure(weights, record["source_tokens"], record["target_tokens"], args.values, args.title)
     save_figure(fig, args.out)

@@ -25,11 +25,11 @@ from .. import __version__
 from ..device import autocast, resolve_device, to_device
 from . import distributed as dist
 from .checkpoint import (
-    save_payload,
     latest_checkpoint,
     load_checkpoint,
     rng_state,
     save_checkpoint,
+    save_payload,
     set_rng_state,
 )
 from .config import ExperimentConfig, to_dict

@@ -1,0 +1,8 @@
+"""Names the CLI shows without importing torch (``attnkit --help``, ``attnkit list`` stay instant).
+
+Each tuple mirrors a registry or constant of a torch-side module; tests/test_names.py fails when
+they drift apart."""
+
+SCORERS = ("additive", "bahdanau", "bilinear", "concat", "dot", "general", "location", "scaled_dot")
+MODELS = ("han", "rnn", "transformer")
+ALIGNMENT_METHODS = ("argmax", "intersect", "threshold", "union")

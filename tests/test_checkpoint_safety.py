@@ -1,0 +1,91 @@
+"""Loading a checkpoint never runs code from it; bad files get exit code 2 and one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from attnkit.checkpoint import CheckpointError, convert_legacy, load_checkpoint
+from attnkit.pretrained import shipped
+
+
+class _Evil:
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # what a crafted checkpoint does: run a command when unpickled
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "attnkit", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_crafted_pickle_is_refused_and_never_runs(tmp_path):
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.pt"
+    torch.save({"config": {"task": "translation"}, "model": _Evil(str(marker))}, evil)
+    with pytest.raises(CheckpointError, match="refused"):
+        load_checkpoint(evil)
+    result = _cli("translate", "--model", str(evil), "Hello.")
+    assert result.returncode == 2
+    assert not marker.exists()
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "evil.pt" in lines[0] and "refused" in lines[0]
+    assert "Traceback" not in result.stderr
+    with pytest.raises(CheckpointError, match="refused"):  # convert needs --trust-pickle for it
+        convert_legacy(evil, tmp_path / "out.pt")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["truncated", "random", "empty", "json"])
+def test_files_that_are_not_checkpoints_get_one_line_and_exit_2(tmp_path, kind):
+    real = shipped()["reviews-han"].read_bytes()
+    data = {
+        "truncated": real[: len(real) // 2],
+        "random": os.urandom(4096),
+        "empty": b"",
+        "json": b'{"config": {}}',
+    }[kind]
+    path = tmp_path / f"{kind}.pt"
+    path.write_bytes(data)
+    result = _cli("translate", "--model", str(path), "Hello.")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{kind}.pt" in lines[0] and "not an attnkit checkpoint" in lines[0]
+
+
+def test_a_classifier_given_to_translate_is_named():
+    result = _cli("translate", "--model", "reviews-han", "Hello.")
+    assert result.returncode == 2
+    assert "is a classification model, not a translation model" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_format_1_checkpoint_names_convert_and_converts(tmp_path):
+    payload = load_checkpoint(shipped()["reviews-han"])
+    old = {k: v for k, v in payload.items() if k not in ("format", "format_version")}
+    old["rng"] = {"numpy": ("MT19937", __import__("numpy").arange(624, dtype="uint32"), 0, 0, 0.0)}
+    path = tmp_path / "old.pt"
+    torch.save(old, path)  # numpy objects: weights_only refuses them, as in format-1 files
+    with pytest.raises(CheckpointError, match="--trust-pickle"):
+        load_checkpoint(path)
+    with pytest.warns(UserWarning, match="trust-pickle"):
+        convert_legacy(path, tmp_path / "new.pt", trust_pickle=True)
+    new = load_checkpoint(tmp_path / "new.pt", task="classification")
+    assert new["format_version"] == 2 and new["vocabulary"] == payload["vocabulary"]
+    plain = {k: v for k, v in payload.items() if k not in ("format", "format_version")}
+    torch.save(plain, tmp_path / "plain.pt")  # a format-1 file with plain data only
+    with pytest.raises(CheckpointError, match="attnkit convert"):
+        load_checkpoint(tmp_path / "plain.pt")
+
+
+def test_every_shipped_model_is_format_2_and_loads_safely():
+    for name, path in shipped().items():
+        assert load_checkpoint(path)["format_version"] == 2, name
