@@ -39,3 +39,20 @@ def test_shipped_translator_gives_the_same_translation_on_cuda():
     a, b = cpu.translate(sentences, beam=5), gpu.translate(sentences, beam=5)
     assert [t.translation for t in a] == [t.translation for t in b]
     assert all(abs(x.attention - y.attention).max() < 1e-3 for x, y in zip(a, b))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_cli_device_cuda_without_gpu_is_one_line_exit_2():
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "attnkit", "translate", "--device", "cuda", "Hi."],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "attnkit translate: error: device 'cuda': this machine has no CUDA GPU (use --device cpu or auto)"
+    ]

@@ -26,7 +26,8 @@ def load(path_or_name: str | Path | None = None, kind: str = "translator", int8:
     return Translator.from_checkpoint(path, int8=int8)
 
 
-def load_translator(path_or_name: str | Path | None = None, int8: bool = False) -> Any:
+def load_translator(path_or_name: str | Path | None = None, int8: bool = False, device: str = "cpu") -> Any:
+    """``device``: cpu, cuda, cuda:N or auto (CUDA when present)."""
     from .translator import Translator
 
-    return Translator.from_checkpoint(resolve(path_or_name, "translator"), int8=int8)
+    return Translator.from_checkpoint(resolve(path_or_name, "translator"), int8=int8, device=device)

@@ -33,6 +33,7 @@ def add_parser(sub: Any, name: str) -> None:
         help="with --gold: print AER for every layer and head (use on a dev/trial set only)",
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     p.set_defaults(run=run)
 
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
         raise ValueError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
-    translator = load_translator(args.model)
+    translator = load_translator(args.model, device=args.device)
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     if args.search:
         return _search(args, translator, sources, targets)

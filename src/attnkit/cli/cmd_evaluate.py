@@ -20,6 +20,7 @@ def add_parser(sub: Any, name: str) -> None:
         "--int8", action="store_true", help="int8 weights: faster CPU decoding of small batches (see README)"
     )
     p.add_argument("--output", help="write the translations to this file")
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     p.set_defaults(run=run)
 
 
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     sources, references = read_lines(args.src), read_lines(args.ref)
     if len(sources) != len(references):
         raise ValueError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
-    translator, load_seconds = timed(lambda: load_translator(args.model, int8=args.int8))
+    translator, load_seconds = timed(lambda: load_translator(args.model, int8=args.int8, device=args.device))
     report = evaluate_translator(translator, sources, references, args.beam, args.batch_size, load_seconds)
     hyps = report.pop("hypotheses")
     report["data"] = {"src": str(Path(args.src)), "ref": str(Path(args.ref))}

@@ -27,6 +27,7 @@ def add_parser(sub: Any, name: str) -> None:
         "--int8", action="store_true", help="int8 weights: faster CPU decoding of small batches (see README)"
     )
     p.add_argument("--words", action="store_true", help="plot word-level attention (subwords merged)")
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     p.set_defaults(run=run)
 
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     lines = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin]
     if not lines:
         raise ValueError("no input: give sentences as arguments or on stdin")
-    translator = load_translator(args.model, int8=args.int8)
+    translator = load_translator(args.model, int8=args.int8, device=args.device)
     results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
     for r in results:
         print(json.dumps(r.to_json(), ensure_ascii=False) if args.json else r.translation)
