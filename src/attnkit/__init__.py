@@ -1,7 +1,6 @@
 """attnkit: attention in sequence models, made real."""
 
-__version__ = "0.1.0"
-
-from .api import load  # noqa: E402
+from .api import load
+from .version import __version__
 
 __all__ = ["__version__", "load"]

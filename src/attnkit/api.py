@@ -13,7 +13,7 @@ def load(path_or_name: str | Path | None = None, kind: str = "translator", int8:
 
     ``int8``: run with int8 weights (CPU dynamic quantization; see ``attnkit.models.quantize``).
     """
-    from .training.checkpoint import load_checkpoint
+    from .checkpoint import load_checkpoint
 
     path = resolve(path_or_name, kind)
     task = load_checkpoint(path)["config"].get("task", "translation")

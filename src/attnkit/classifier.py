@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from .config import ExperimentConfig
 from .data.documents import (
     MAX_SENTENCES,
     MAX_WORDS,
@@ -19,7 +20,6 @@ from .data.documents import (
     make_document_batch,
 )
 from .models.build import build_for_checkpoint, load_for_inference, restore
-from .training.config import ExperimentConfig
 from .training.prior import prior_bias
 
 

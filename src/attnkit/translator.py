@@ -12,13 +12,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from .config import ExperimentConfig
 from .data.batching import make_batch, make_source
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer, vocabularies_from
 from .decoding import beam_search, greedy_search
 from .device import model_device, resolve_device, to_device
 from .models.build import build_model, load_for_inference, restore
-from .training.config import ExperimentConfig
 
 
 @dataclass
@@ -79,6 +79,15 @@ class Translator:
             raise ValueError("int8 weights run on the CPU only; use --device cpu")
         model = restore(model, ckpt, int8).to(on)
         return cls(model, source, config, str(path), target_tokenizer=target)
+
+    @property
+    def attention_layers(self) -> int:
+        """Decoder layers with their own cross-attention (0 for an RNN: one map per step)."""
+        return int(getattr(self.model, "attention_layers", 0))
+
+    @property
+    def attention_heads(self) -> int:
+        return int(getattr(self.model, "attention_heads", 1))
 
     def _encode(self, text: str) -> list[int]:
         ids = self.tokenizer.encode(text)
@@ -170,7 +179,7 @@ class Translator:
         return out
 
     def _maps(self, batch: Any, layer: int | None, heads: Sequence[int] | None) -> torch.Tensor:
-        if not hasattr(self.model, "decoder") or not isinstance(self.model.decoder, nn.ModuleList):
+        if not self.attention_layers:
             if layer is not None or heads:
                 raise ValueError("--layer/--heads apply to Transformer models only")
             return self.model(batch.src, batch.src_mask, batch.tgt_in).attention
@@ -189,7 +198,7 @@ class Translator:
 
     def layer_attention(self, result: Translation) -> np.ndarray | None:
         """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
-        if not hasattr(self.model, "decoder") or not isinstance(self.model.decoder, nn.ModuleList):
+        if not self.attention_layers:
             return None
         src_ids = self._encode(normalize(result.source))
         tgt_ids = self.target_tokenizer.encode(result.translation)

@@ -44,7 +44,7 @@ class Scripted:
         return _State(torch.zeros(src.shape[0], 0, dtype=torch.long))
 
     def step(self, prev: Tensor, state: _State) -> tuple[Tensor, _State, Tensor]:
-        """prev (b, 1): the last token (BOS first) -> log-probs (b, 4), the longer prefix, attention (b, 1, 2)."""
+        """prev (b, 1): last token (BOS first) -> log-probs (b, 4), longer prefix, attention (b, 1, 2)."""
         prefix = torch.cat([state.prefix, prev], 1)
         assert prefix[:, 0].eq(BOS).all()
         rows = []

@@ -109,10 +109,10 @@ def _score(gold: str, links: list[set[tuple[int, int]]]) -> Any:
 def _search(args: argparse.Namespace, translator: Any, sources: list[str], targets: list[str]) -> int:
     if args.gold is None:
         raise ValueError("--search needs --gold")
-    n_layers = len(getattr(translator.model, "decoder", []))
+    n_layers = translator.attention_layers
     if not n_layers:
         raise ValueError("--search applies to Transformer models only")
-    n_heads = translator.model.decoder[0].cross_attn.num_heads
+    n_heads = translator.attention_heads
     rows = []
     for layer in range(n_layers):
         for heads in [None] + [[h] for h in range(n_heads)]:

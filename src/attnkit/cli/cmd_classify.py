@@ -48,7 +48,7 @@ def _load(model: str | None, prior_correction: float | None = None) -> Any:
 
 
 def run_classify(args: argparse.Namespace) -> int:
-    from ..training.checkpoint import atomic_write_text
+    from ..checkpoint import atomic_write_text
     from ..visualization.html import attention_page
 
     texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]

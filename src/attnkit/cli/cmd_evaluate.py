@@ -26,10 +26,10 @@ def add_parser(sub: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..api import load_translator
+    from ..checkpoint import atomic_write_text
     from ..data.parallel import read_lines
     from ..evaluation.report import evaluate_translator
     from ..evaluation.speed import timed
-    from ..training.checkpoint import atomic_write_text
 
     sources, references = read_lines(args.src), read_lines(args.ref)
     if len(sources) != len(references):

@@ -32,11 +32,11 @@ def run(args: argparse.Namespace) -> int:
     started = time.time()
     import torch
 
+    from ..checkpoint import latest_checkpoint, load_checkpoint
+    from ..config import load_config
     from ..models import build_model
     from ..models.build import init_checkpoint, restore
     from ..training import distributed as dist
-    from ..training.checkpoint import latest_checkpoint, load_checkpoint
-    from ..training.config import load_config
     from ..training.trainer import Trainer
 
     config = load_config(

@@ -8,8 +8,8 @@ from typing import Any
 
 from torch import nn
 
-from ..training.checkpoint import load_checkpoint
-from ..training.config import ExperimentConfig, ModelConfig, from_dict
+from ..checkpoint import load_checkpoint
+from ..config import ExperimentConfig, ModelConfig, from_dict
 
 MODELS = ("han", "rnn", "transformer")
 

@@ -90,6 +90,10 @@ class RNNSeq2Seq(nn.Module):
     (V_out: the target-side pieces, see ``TiedOutput``; ``step`` returns the full V).
     """
 
+    # One attention map per target step: no layers or heads to choose from (see TransformerSeq2Seq).
+    attention_layers = 0
+    attention_heads = 1
+
     def __init__(
         self,
         vocab_size: int,

@@ -136,6 +136,15 @@ class TransformerSeq2Seq(nn.Module):
         self.encoder_norm, self.decoder_norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.output = TiedOutput(self.embedding, target_ids)
 
+    @property
+    def attention_layers(self) -> int:
+        """Decoder layers with their own cross-attention maps (forward(all_layers=True) returns each)."""
+        return len(self.decoder)
+
+    @property
+    def attention_heads(self) -> int:
+        return cast(DecoderLayer, self.decoder[0]).cross_attn.num_heads
+
     def _embed(self, tokens: Tensor, offset: int = 0, source: bool = False) -> Tensor:
         table = self.src_embedding if source and self.src_embedding is not None else self.embedding
         return self.dropout(self.positions(table(tokens) * math.sqrt(self.d_model), offset))

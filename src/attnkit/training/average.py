@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from .checkpoint import load_checkpoint, save_payload
+from ..checkpoint import load_checkpoint, save_payload
 
 # What an averaged checkpoint keeps besides weights: enough to translate or classify, not to resume.
 KEEP = (

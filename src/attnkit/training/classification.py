@@ -13,12 +13,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..checkpoint import atomic_torch_save
+from ..config import ExperimentConfig
 from ..data.documents import Document, DocumentBatch, Vocabulary, make_document_batch, read_documents
 from ..datasets import document_split
 from ..device import model_device, to_device
 from ..evaluation.classification import classification_report
-from .checkpoint import atomic_torch_save
-from .config import ExperimentConfig
 from .word2vec import train_word2vec
 
 WEIGHT_POWERS = {"inverse": 1.0, "sqrt_inverse": 0.5, "quarter_inverse": 0.25}

@@ -21,10 +21,7 @@ import torch
 from torch import Tensor, nn
 from tqdm import tqdm
 
-from .. import __version__
-from ..device import autocast, resolve_device, to_device
-from . import distributed as dist
-from .checkpoint import (
+from ..checkpoint import (
     latest_checkpoint,
     load_checkpoint,
     rng_state,
@@ -32,7 +29,10 @@ from .checkpoint import (
     save_payload,
     set_rng_state,
 )
-from .config import ExperimentConfig, to_dict
+from ..config import ExperimentConfig, to_dict
+from ..device import autocast, resolve_device, to_device
+from ..version import __version__
+from . import distributed as dist
 from .schedule import Schedule
 
 

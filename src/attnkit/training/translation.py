@@ -10,15 +10,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..data.batching import Batch, TokenBatcher, make_batch
-from ..data.parallel import read_parallel
+from ..config import ExperimentConfig
+from ..data.batching import Batch, TokenBatcher, make_batch, make_source
+from ..data.parallel import normalize, read_parallel
 from ..data.tokenizer import EOS, UNK, SubwordTokenizer, train_vocabularies
 from ..datasets import parallel_split
+from ..decoding import greedy_search
 from ..device import model_device, to_device
 from ..evaluation.metrics import corpus_scores
 from ..models.output import IGNORE
-from ..translator import Translator
-from .config import ExperimentConfig
 from .distributed import unwrap
 
 
@@ -142,15 +142,24 @@ class TranslationTask:
             "dev_ppl": round(float(torch.tensor(total / count).exp()), 2),
         }
         if self.config.training.validate_bleu:
-            translator = Translator(
-                model, self.tokenizer, self.config, target_tokenizer=self.target_tokenizer
-            )
-            hyps = [t.translation for t in translator.translate(self.dev_src, beam=1, batch_size=100)]
-            scores = corpus_scores(hyps, self.dev_ref)
+            scores = corpus_scores(self._greedy_dev(model, on), self.dev_ref)
             metrics.update(dev_bleu=round(scores.bleu, 2), dev_chrf=round(scores.chrf, 2))
             model.train()
         metrics["score"] = metrics.get("dev_bleu", -metrics["dev_loss"])
         return metrics
+
+    def _greedy_dev(self, model: nn.Module, on: torch.device) -> list[str]:
+        """Greedy translations of the dev sources (length-sorted batches of 100), in dev order."""
+        ids = [self.tokenizer.encode(normalize(s)) for s in self.dev_src]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        hyps = [""] * len(ids)
+        for start in range(0, len(order), 100):
+            chunk = [i for i in order[start : start + 100] if ids[i]]
+            if chunk:
+                src, src_mask = to_device(make_source([ids[i][:200] for i in chunk]), on)
+                for i, hyp in zip(chunk, greedy_search(model, src, src_mask)):
+                    hyps[i] = self.target_tokenizer.decode(hyp.tokens)
+        return hyps
 
     def payload(self) -> dict[str, Any]:
         separate = {} if self.joint else {"target_tokenizer": self.target_tokenizer.model_proto}

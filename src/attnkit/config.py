@@ -1,0 +1,242 @@
+"""Typed experiment configuration: dataclasses are the truth, YAML mirrors them strictly.
+
+An unknown key anywhere is an error naming it (with the valid keys); ``--set a.b=v`` overrides a
+field with a value parsed as YAML and checked against the field's type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration problem: unknown key, wrong type, bad value."""
+
+
+@dataclass
+class DataConfig:
+    dataset: str = (
+        "tatoeba-eng-fra"  # a shipped dataset (tatoeba-eng-fra, reviews), used when no paths are given
+    )
+    train: list[str] = field(default_factory=list)  # [tsv] or [src, tgt]
+    dev: list[str] = field(default_factory=list)
+    vocab_size: int = 8000  # per sentencepiece model
+    vocabulary: str = "joint"  # joint: one subword model for both sides; separate: one per side
+    max_tokens: int = 4096
+    max_len: int = 100
+    skip_bad_lines: bool = False
+    train_limit: int = 0  # 0 = all training pairs
+    text_field: str = "text"  # documents (HAN)
+    label_field: str = "label"
+    title_field: str = "title"  # prepended to the text as its first sentence; "" to ignore
+    min_freq: int = 2
+    # sentencepiece subword regularization (Kudo 2018): each epoch samples a new segmentation of the
+    # training pairs from the unigram model, sharpened by this alpha (smaller = more varied); 0 = off
+    subword_alpha: float = 0.0
+
+
+@dataclass
+class RNNConfig:
+    embed_size: int = 256
+    hidden_size: int = 256
+    scorer: str = "additive"
+    rnn_type: str = "gru"
+    num_layers: int = 1
+    dropout: float = 0.2
+    input_feeding: bool = True
+    tied_embeddings: bool = True
+
+
+@dataclass
+class TransformerConfig:
+    d_model: int = 256
+    num_heads: int = 4
+    ff_size: int = 1024
+    encoder_layers: int = 3
+    decoder_layers: int = 3
+    dropout: float = 0.1
+    attention_layer: int = -1  # which decoder layer's head-averaged cross-attention to return
+
+
+@dataclass
+class HANConfig:
+    embed_size: int = 100
+    word_hidden: int = 50
+    sentence_hidden: int = 50
+    dropout: float = 0.3
+    class_weighting: str = "sqrt_inverse"  # none, inverse, sqrt_inverse, quarter_inverse
+    # > 0: initialise the word embeddings with skip-gram vectors trained this many epochs on the
+    # training documents first (Yang et al. 2016, sec. 3.3); 0 = random init
+    word2vec_epochs: int = 0
+    # or: the vectors an earlier run trained (its out_dir/word2vec.pt), same vocabulary; lets the members
+    # of an ensemble share one word2vec run
+    word2vec_vectors: str = ""
+
+
+@dataclass
+class ModelConfig:
+    name: str = "rnn"  # rnn, transformer, han
+    rnn: RNNConfig = field(default_factory=RNNConfig)
+    transformer: TransformerConfig = field(default_factory=TransformerConfig)
+    han: HANConfig = field(default_factory=HANConfig)
+
+
+@dataclass
+class TrainingConfig:
+    out_dir: str = "runs/default"
+    # start from the weights of this checkpoint or shipped model (same model config; its tokenizer and
+    # vocabulary are reused); optimizer, schedule and data position start afresh. "" = random init
+    init_from: str = ""
+    seed: int = 1
+    threads: int = 2
+    device: str = "auto"  # auto (CUDA when present), cpu, cuda, cuda:N
+    precision: str = "fp32"  # fp32, or bf16: bf16 autocast of the forward pass on a GPU (fp32 on a CPU)
+    lr: float = 1e-3
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    weight_decay: float = 0.0
+    schedule: str = "inverse_sqrt"  # constant, inverse_sqrt, plateau, linear (to 0 at max_steps)
+    warmup_steps: int = 200
+    plateau_factor: float = 0.5
+    plateau_patience: int = 2
+    label_smoothing: float = 0.1
+    clip_grad_norm: float = 1.0
+    accumulate: int = 1
+    max_epochs: int = 100
+    max_steps: int = 0  # 0 = no limit
+    max_minutes: float = 0.0  # wall-clock budget from process start; 0 = no limit
+    validate_every: int = 500  # steps
+    checkpoint_every: int = 0  # steps; 0 = only at validations
+    snapshot_minutes: list[float] = field(default_factory=list)  # also keep minutes-M.pt at these times
+    validate_bleu: bool = True
+    dev_limit: int = 0  # 0 = the whole dev set
+    patience: int = 0  # validations without improvement before stopping; 0 = never
+    keep_last: int = 2
+    log_every: int = 50
+    progress: bool = True
+
+
+@dataclass
+class ExperimentConfig:
+    name: str = "experiment"
+    task: str = "translation"  # translation, classification
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+
+
+C = TypeVar("C")
+
+
+def _check_type(where: str, value: Any, hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        (item,) = typing.get_args(hint)
+        return [_check_type(f"{where}[{i}]", v, item) for i, v in enumerate(value)]
+    if origin in (typing.Union, types.UnionType):
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint in (int, float, str, bool) and (
+        not isinstance(value, hint) or (hint is int and isinstance(value, bool))
+    ):
+        raise ConfigError(f"{where}: expected {hint.__name__}, got {value!r}")
+    return value
+
+
+def from_dict(cls: type[C], data: dict[str, Any], where: str = "") -> C:
+    """Build dataclass ``cls`` from a mapping; unknown keys raise ConfigError naming them."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'config'}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - fields)
+    if unknown:
+        raise ConfigError(
+            f"unknown config key {where + unknown[0]!r}; valid keys here: {', '.join(sorted(fields))}"
+        )
+    values = {}
+    for key, value in data.items():
+        hint = hints[key]
+        if dataclasses.is_dataclass(hint):
+            values[key] = from_dict(hint, value, f"{where}{key}.")  # type: ignore[arg-type]
+        else:
+            values[key] = _check_type(where + key, value, hint)
+    return cls(**values)
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    return dataclasses.asdict(config)
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Apply ``a.b.c=value`` (value parsed as YAML) to a nested dict, in place."""
+    if "=" not in assignment:
+        raise ConfigError(f"--set expects key=value, got {assignment!r}")
+    key, raw = assignment.split("=", 1)
+    parts = key.strip().split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"--set {key}: {part!r} is not a section")
+    node[parts[-1]] = yaml.safe_load(raw)
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
+    """Load a YAML experiment strictly, then apply ``key=value`` overrides."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+    for assignment in overrides or []:
+        apply_override(data, assignment)
+    config = from_dict(ExperimentConfig, data)
+    validate(config)
+    return config
+
+
+def validate(config: ExperimentConfig) -> None:
+    """Cross-field checks with messages that say what is valid."""
+    choices = {
+        "task": (config.task, ("classification", "translation")),
+        "model.name": (config.model.name, ("han", "rnn", "transformer")),
+        "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
+        "training.precision": (config.training.precision, ("bf16", "fp32")),
+        "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "linear", "plateau")),
+        "model.han.class_weighting": (
+            config.model.han.class_weighting,
+            ("inverse", "none", "quarter_inverse", "sqrt_inverse"),
+        ),
+    }
+    for key, (value, valid) in choices.items():
+        if value not in valid:
+            raise ConfigError(f"{key}: unknown value {value!r}; valid: {', '.join(valid)}")
+    if not 0.0 <= config.data.subword_alpha <= 1.0:
+        raise ConfigError(f"data.subword_alpha must be in [0, 1] (0 = off), got {config.data.subword_alpha}")
+    if config.training.schedule == "linear" and config.training.max_steps <= 0:
+        raise ConfigError("training.schedule linear decays to 0 at training.max_steps: set max_steps > 0")
+    if config.model.han.word2vec_epochs < 0:
+        raise ConfigError(
+            f"model.han.word2vec_epochs must be >= 0 (0 = off), got {config.model.han.word2vec_epochs}"
+        )
+    if config.model.han.word2vec_epochs and config.model.han.word2vec_vectors:
+        raise ConfigError("set model.han.word2vec_epochs (train) or word2vec_vectors (reuse), not both")
+    if config.training.accumulate < 1:
+        raise ConfigError("training.accumulate must be >= 1")
+    if config.data.train and len(config.data.train) not in (1, 2):
+        raise ConfigError("data.train must be [tsv] or [src, tgt]")

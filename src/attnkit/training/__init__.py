@@ -1,0 +1,1 @@
+"""Training: the loop, tasks, schedules, averaging, word2vec, prior correction, DDP."""

@@ -1,0 +1,3 @@
+"""The attnkit version, importable from any layer."""
+
+__version__ = "0.1.0"
