@@ -19,6 +19,7 @@ from .data.documents import (
     document_from_text,
     make_document_batch,
 )
+from .device import model_device, resolve_device, to_device
 from .models.build import build_for_checkpoint, load_for_inference, restore
 from .training.prior import prior_bias
 
@@ -71,14 +72,18 @@ class Classifier:
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | Path, int8: bool = False, prior_correction: float | None = None
+        cls, path: str | Path, int8: bool = False, prior_correction: float | None = None, device: str = "cpu"
     ) -> Classifier:
         """``int8``: run with int8 weights (``models.quantize``). ``prior_correction``: tau in [0, 1] of
-        ``training.prior`` (None = the checkpoint's own, 0 when it has none)."""
+        ``training.prior`` (None = the checkpoint's own, 0 when it has none).
+        ``device``: cpu, cuda[:N] or auto."""
         ckpt, config = load_for_inference(path, "classification")
         vocab = Vocabulary(ckpt["vocabulary"])
         model = build_for_checkpoint(ckpt, config, len(vocab), num_classes=len(ckpt["labels"]))
-        model = restore(model, ckpt, int8)
+        on = resolve_device(device)
+        if int8 and on.type != "cpu":
+            raise ValueError("int8 weights run on the CPU only; use --device cpu")
+        model = restore(model, ckpt, int8).to(on)
         bias = prior_bias(ckpt, prior_correction)
         return cls(model, vocab, list(ckpt["labels"]), config, str(path), bias)
 
@@ -90,9 +95,10 @@ class Classifier:
         out: list[Classification] = []
         for start in range(0, len(docs), batch_size):
             chunk = docs[start : start + batch_size]
-            batch = make_document_batch(chunk, self.vocab)
-            result = self.model(batch.words, batch.word_mask)
-            logits = result.logits if self.prior_bias is None else result.logits - self.prior_bias
+            batch = to_device(make_document_batch(chunk, self.vocab), model_device(self.model))
+            result = to_device(self.model(batch.words, batch.word_mask), "cpu")
+            logits = result.logits.float()
+            logits = logits if self.prior_bias is None else logits - self.prior_bias
             probs = torch.softmax(logits, -1)  # (B, C)
             for i, doc in enumerate(chunk):
                 out.append(self._result(doc, probs[i], result.word_weights[i], result.sentence_weights[i]))

@@ -30,6 +30,7 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def _prior_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     p.add_argument(
         "--prior-correction",
         type=float,
@@ -40,11 +41,12 @@ def _prior_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(model: str | None, prior_correction: float | None = None) -> Any:
+def _load(model: str | None, prior_correction: float | None = None, device: str = "cpu") -> Any:
     from ..classifier import Classifier
     from ..pretrained import resolve
 
-    return Classifier.from_checkpoint(resolve(model, "classifier"), prior_correction=prior_correction)
+    path = resolve(model, "classifier")
+    return Classifier.from_checkpoint(path, prior_correction=prior_correction, device=device)
 
 
 def run_classify(args: argparse.Namespace) -> int:
@@ -54,7 +56,7 @@ def run_classify(args: argparse.Namespace) -> int:
     texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
         raise ValueError("no input: give documents as arguments or on stdin")
-    results = _load(args.model, args.prior_correction).classify(texts)
+    results = _load(args.model, args.prior_correction, args.device).classify(texts)
     for r in results:
         if args.json:
             print(json.dumps(r.to_json(), ensure_ascii=False))
@@ -71,7 +73,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..data.documents import read_documents
     from ..evaluation.classification import classification_report
 
-    classifier = _load(args.model, args.prior_correction)
+    classifier = _load(args.model, args.prior_correction, args.device)
     docs, _ = read_documents(
         args.data, args.text_field, args.label_field, args.title_field, classifier.labels
     )
