@@ -1,6 +1,6 @@
 """attnkit: attention in sequence models, made real."""
 
-from .api import load
+from .api import load, train
 from .version import __version__
 
-__all__ = ["__version__", "load"]
+__all__ = ["__version__", "load", "train"]

@@ -31,3 +31,10 @@ def load_translator(path_or_name: str | Path | None = None, int8: bool = False, 
     from .translator import Translator
 
     return Translator.from_checkpoint(resolve(path_or_name, "translator"), int8=int8, device=device)
+
+
+def train(config: Any, resume: bool = False) -> str:
+    """Train an ``ExperimentConfig`` (``attnkit.config.load_config``); see ``attnkit.training.run.train``."""
+    from .training.run import train as run_training
+
+    return run_training(config, resume=resume)

@@ -198,3 +198,19 @@ def test_han_trains_with_the_same_trainer_and_keeps_its_class_weights(tmp_path):
     unnormalised = {c: plain[c] / weight[c] for c in plain}
     total = sum(unnormalised.values())
     assert fixed == pytest.approx({c: v / total for c, v in unnormalised.items()}, abs=1e-5)
+
+
+def test_python_api_trains_and_resumes_to_the_same_weights_as_one_run(tmp_path):
+    import attnkit
+    from attnkit.config import load_config
+
+    def config(out: Path, steps: int):
+        sets = _sets(out, **{"training.max_steps": steps, "training.validate_every": 10})
+        return load_config(TOY, [s for s in sets if s != "--set"])
+
+    assert attnkit.train(config(tmp_path / "whole", 20)) == "max_steps"
+    assert attnkit.train(config(tmp_path / "split", 10)) == "max_steps"
+    assert attnkit.train(config(tmp_path / "split", 20), resume=True) == "max_steps"
+    whole, split = _weights(tmp_path / "whole" / "step-20.pt"), _weights(tmp_path / "split" / "step-20.pt")
+    assert whole.keys() == split.keys()
+    assert all(torch.allclose(whole[k], split[k], atol=1e-6) for k in whole)

@@ -1,0 +1,79 @@
+"""``attnkit.train``: the Python training API that ``attnkit train`` only calls.
+
+from attnkit import train
+from attnkit.config import load_config
+reason = train(load_config("configs/toy-copy.yaml", ["training.max_steps=100"]))  # 'max_steps'
+train(config, resume=True)  # continue exactly from the last checkpoint in training.out_dir
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..checkpoint import latest_checkpoint, load_checkpoint
+from ..config import ExperimentConfig
+from ..models.build import build_model, init_checkpoint, restore
+from . import distributed as dist
+from .trainer import Trainer
+
+
+def _log(message: str) -> None:
+    print(f"[attnkit] {message}", flush=True)
+
+
+def make_task(config: ExperimentConfig, checkpoint: dict[str, Any] | None) -> Any:
+    """The task of ``config`` (translation or classification); vocabularies from ``checkpoint`` if given."""
+    if config.task == "classification":
+        from .classification import ClassificationTask
+
+        return ClassificationTask(config, checkpoint)
+    from ..data.tokenizer import vocabularies_from
+    from .translation import TranslationTask
+
+    if checkpoint is None:
+        return TranslationTask(config, log=_log)
+    source, target = vocabularies_from(checkpoint)
+    return TranslationTask(config, source, checkpoint["target_ids"], log=_log, target_tokenizer=target)
+
+
+def train(config: ExperimentConfig, resume: bool = False, started: float | None = None) -> str:
+    """Train ``config`` until a stop condition; returns why it stopped ('budget', 'max_steps',
+    'epochs', 'validated' (patience), 'interrupted'). ``resume``: continue from the last checkpoint of
+    ``training.out_dir`` (exact: optimizer, schedule, RNG, data position); otherwise ``training.init_from``
+    may name weights to start from. Checkpoints go to ``training.out_dir``."""
+    started = time.time() if started is None else started
+    torch.set_num_threads(config.training.threads)
+    torch.manual_seed(config.training.seed)
+    dist.init_from_env(config.training.device)
+    out_dir = config.training.out_dir
+    previous = latest_checkpoint(Path(out_dir)) if resume else None
+    if resume and previous is None:
+        raise ValueError(f"--resume: no checkpoint in {out_dir}")
+    initial = init_checkpoint(config) if previous is None and config.training.init_from else None
+    task = make_task(config, load_checkpoint(previous) if previous else initial)
+    model = build_model(
+        config.model,
+        task.vocab_size,
+        num_classes=getattr(task, "num_classes", 5),
+        target_ids=getattr(task, "target_ids", None),
+        src_vocab_size=getattr(task, "src_vocab_size", None),
+    )
+    if initial is not None:
+        restore(model, initial)
+    elif previous is None and hasattr(task, "pretrain"):
+        task.pretrain(model, log=_log)
+    trainer = Trainer(config, model, task, started=started)
+    if previous is not None:
+        trainer.resume(previous)
+    n_params = sum(p.numel() for p in model.parameters())
+    trainer.log(f"{config.name}: {config.model.name} model, {n_params:,} parameters, out_dir {out_dir}")
+    if initial is not None:
+        trainer.log(f"weights from {config.training.init_from} (step {initial.get('step', '?')})")
+    try:
+        return trainer.train()
+    finally:
+        dist.shutdown()
