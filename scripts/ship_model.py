@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from attnkit import __version__
+from attnkit.checkpoint import atomic_write_json, load_checkpoint, save_payload
 from attnkit.datasets import document_split, parallel_split
 from attnkit.pretrained import ROOT
-from attnkit.checkpoint import atomic_write_json, load_checkpoint, save_payload
 from attnkit.training.prior import check_tau, stored_class_weights
 
 KEEP = (
