@@ -68,7 +68,7 @@ def test_forced_attention_for_alignment(translator_ckpt, transformer_ckpt):
 def test_shipped_classifier_is_an_ensemble_whose_attention_covers_real_words_only():
     from attnkit.models.han import HANEnsemble
 
-    classifier = attnkit.load("reviews-han")
+    classifier = attnkit.load("reviews-han", backend="torch")
     assert isinstance(classifier.model, HANEnsemble) and len(classifier.model.members) == 2
     texts = ["Love this dress!!! Fits perfectly.", "Runs small. The zipper broke after a wash. Returned it."]
     batched = classifier.classify(texts)
@@ -88,7 +88,7 @@ def test_shipped_classifier_is_an_ensemble_whose_attention_covers_real_words_onl
 def test_classify_lists_every_word_of_a_long_review_and_says_which_were_not_read():
     from attnkit.visualization.html import attention_page
 
-    classifier = attnkit.load("reviews-han")
+    classifier = attnkit.load("reviews-han", backend="torch")
     run_on = " ".join(f"word{i}" for i in range(70))  # one 70-word sentence: the model reads 60
     text = "Great dress. " + run_on + ". " + " ".join(f"Short {i}." for i in range(35))
     result = classifier.classify([text])[0]

@@ -1,18 +1,54 @@
-"""The Python API: ``attnkit.load(path_or_name)`` returns a translator or a classifier."""
+"""The Python API: ``attnkit.load(path_or_name)`` returns a translator or a classifier.
+
+``backend``: "auto" (default) runs a model's ONNX export with the torch-free runtime when it has one and
+the device is the CPU, else the torch checkpoint; "onnx" requires an export; "torch" the checkpoint.
+Both backends return the same result objects (``attnkit.results``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .pretrained import resolve
+from .pretrained import find_export, resolve
+
+BACKENDS = ("auto", "onnx", "torch")
 
 
-def load(path_or_name: str | Path | None = None, kind: str = "translator", int8: bool = False) -> Any:
-    """Load a checkpoint or shipped model by name; its config says whether it translates or classifies.
+def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool, device: str) -> Path | None:
+    """The export folder to run, or None for torch; errors name what is missing."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    if backend == "torch":
+        return None
+    folder = find_export(path_or_name, kind)
+    if backend == "auto":
+        if folder is None or device != "cpu":
+            return None
+        from .runtime import read_manifest
 
-    ``int8``: run with int8 weights (CPU dynamic quantization; see ``attnkit.models.quantize``).
-    """
+        return folder if ("int8" if int8 else "fp32") in read_manifest(folder, verify=False).graphs else None
+    if device != "cpu":
+        raise ValueError("--backend onnx runs on the CPU only; use --device cpu (or --backend torch)")
+    if folder is None:
+        name = path_or_name or "the default model"
+        raise ValueError(f"{name} has no ONNX export; make one with `attnkit export {name} --out DIR`")
+    return folder
+
+
+def load(
+    path_or_name: str | Path | None = None,
+    kind: str = "translator",
+    int8: bool = False,
+    backend: str = "auto",
+) -> Any:
+    """Load a checkpoint, an export folder or a shipped model by name; it says whether it translates or
+    classifies. ``int8``: int8 weights (torch dynamic quantization, or the export's int8 graphs)."""
+    folder = _export(path_or_name, kind, backend, int8, "cpu")
+    if folder is not None:
+        from .runtime import load_export
+
+        return load_export(folder, int8=int8)
     from .checkpoint import load_checkpoint
 
     path = resolve(path_or_name, kind)
@@ -26,11 +62,37 @@ def load(path_or_name: str | Path | None = None, kind: str = "translator", int8:
     return Translator.from_checkpoint(path, int8=int8)
 
 
-def load_translator(path_or_name: str | Path | None = None, int8: bool = False, device: str = "cpu") -> Any:
-    """``device``: cpu, cuda, cuda:N or auto (CUDA when present)."""
+def load_translator(
+    path_or_name: str | Path | None = None, int8: bool = False, device: str = "cpu", backend: str = "auto"
+) -> Any:
+    """``device``: cpu, cuda, cuda:N or auto (CUDA when present); ``backend``: auto, onnx or torch."""
+    folder = _export(path_or_name, "translator", backend, int8, device)
+    if folder is not None:
+        from .runtime.seq2seq import OnnxTranslator
+
+        return OnnxTranslator.from_export(folder, int8=int8)
     from .translator import Translator
 
     return Translator.from_checkpoint(resolve(path_or_name, "translator"), int8=int8, device=device)
+
+
+def load_classifier(
+    path_or_name: str | Path | None = None,
+    prior_correction: float | None = None,
+    device: str = "cpu",
+    backend: str = "auto",
+    int8: bool = False,
+) -> Any:
+    """A HAN classifier; ``prior_correction``: tau in [0, 1] (None = the model's own setting)."""
+    folder = _export(path_or_name, "classifier", backend, int8, device)
+    if folder is not None:
+        from .runtime.han import OnnxClassifier
+
+        return OnnxClassifier.from_export(folder, int8=int8, prior_correction=prior_correction)
+    from .classifier import Classifier
+
+    path = resolve(path_or_name, "classifier")
+    return Classifier.from_checkpoint(path, int8=int8, prior_correction=prior_correction, device=device)
 
 
 def train(config: Any, resume: bool = False) -> str:

@@ -15,7 +15,6 @@ refused with a message naming ``attnkit convert``.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import random
@@ -28,10 +27,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from .files import atomic_write_bytes, atomic_write_json, atomic_write_text
+
 FORMAT = "attnkit-checkpoint"
 FORMAT_VERSION = 2
 TASKS = ("classification", "translation")
 _STEP = re.compile(r"step-(\d+)\.pt$")
+
+
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text"]  # re-exported
 
 
 class CheckpointError(ValueError):
@@ -39,24 +43,6 @@ class CheckpointError(ValueError):
 
 
 # -- atomic writes ------------------------------------------------------------------------------
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    atomic_write_bytes(Path(path), text.encode("utf-8"))
-
-
-def atomic_write_json(path: str | Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
-
-
 def atomic_torch_save(obj: Any, path: Path) -> None:
     """``torch.save`` to a temporary file, then rename: plain data only (see the module docstring)."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")

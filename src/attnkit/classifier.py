@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from .config import ExperimentConfig
 from .data.documents import (
-    MAX_SENTENCES,
-    MAX_WORDS,
     Document,
     Vocabulary,
     document_from_text,
@@ -21,32 +17,10 @@ from .data.documents import (
 )
 from .device import model_device, resolve_device, to_device
 from .models.build import build_for_checkpoint, load_for_inference, restore
+from .results import Classification, check_texts, classification
 from .training.prior import prior_bias
 
-
-@dataclass
-class Classification:
-    """One document: predicted label, class probabilities, sentences as words, and attention."""
-
-    text: str
-    label: str
-    probabilities: dict[str, float]
-    sentences: list[list[str]]
-    sentence_weights: list[float]
-    word_weights: list[list[float]]
-    # words the model did not read (after the 60th word of a sentence or the 30th sentence): weight 0
-    unread_words: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "label": self.label,
-            "probabilities": {k: round(v, 5) for k, v in self.probabilities.items()},
-            "sentences": self.sentences,
-            "sentence_weights": [round(w, 5) for w in self.sentence_weights],
-            "word_weights": [[round(w, 5) for w in row] for row in self.word_weights],
-            "unread_words": self.unread_words,
-        }
+__all__ = ["Classification", "Classifier"]
 
 
 class Classifier:
@@ -100,33 +74,12 @@ class Classifier:
             logits = result.logits.float()
             logits = logits if self.prior_bias is None else logits - self.prior_bias
             probs = torch.softmax(logits, -1)  # (B, C)
+            words, sentences = result.word_weights.float().numpy(), result.sentence_weights.float().numpy()
             for i, doc in enumerate(chunk):
-                out.append(self._result(doc, probs[i], result.word_weights[i], result.sentence_weights[i]))
+                out.append(classification(doc, self.labels, probs[i].numpy(), words[i], sentences[i]))
         return out
-
-    def _result(self, doc: Document, probs: Tensor, words: Tensor, sentences: Tensor) -> Classification:
-        """Shapes: probs (C,), words (N, W), sentences (N,) of one document in its batch. Every word of
-        the document is listed; the ones past the model's limits get weight 0 and are counted."""
-        read = [min(len(s), MAX_WORDS) if j < MAX_SENTENCES else 0 for j, s in enumerate(doc.sentences)]
-        word_weights = [
-            (words[j, :n].tolist() if n else []) + [0.0] * (len(s) - n)
-            for j, (s, n) in enumerate(zip(doc.sentences, read))
-        ]
-        n_read = min(len(doc.sentences), MAX_SENTENCES)
-        sentence_weights = sentences[:n_read].tolist() + [0.0] * (len(doc.sentences) - n_read)
-        return Classification(
-            text=doc.text,
-            label=self.labels[int(probs.argmax())],
-            probabilities={c: float(p) for c, p in zip(self.labels, probs)},
-            sentences=[list(s) for s in doc.sentences],
-            sentence_weights=sentence_weights,
-            word_weights=word_weights,
-            unread_words=sum(len(s) for s in doc.sentences) - sum(read),
-        )
 
     def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:
         """Predict each text's label with its word and sentence attention."""
-        empty = [i for i, t in enumerate(texts) if not t.strip()]
-        if empty:
-            raise ValueError(f"text {empty[0] + 1} is empty: nothing to classify")
+        check_texts(texts)
         return self.classify_documents(self.documents(texts), batch_size)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,39 +11,18 @@ import torch
 from torch import nn
 
 from .config import ExperimentConfig
-from .data.batching import make_batch, make_source
+from .data.batching import make_batch
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer, vocabularies_from
-from .decoding import beam_search, greedy_search
+from .decoding import TorchStepper
 from .device import model_device, resolve_device, to_device
 from .models.build import build_model, load_for_inference, restore
+from .results import Translation, TranslatorBase, check_heads
+
+__all__ = ["Translation", "Translator"]
 
 
-@dataclass
-class Translation:
-    """One translated sentence. ``attention`` is (T, S): target tokens (with </s>) x source tokens."""
-
-    source: str
-    translation: str
-    source_tokens: list[str]
-    target_tokens: list[str]
-    attention: np.ndarray
-    score: float
-    alternatives: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "translation": self.translation,
-            "source_tokens": self.source_tokens,
-            "target_tokens": self.target_tokens,
-            "attention": [[round(float(x), 5) for x in row] for row in self.attention],
-            "score": round(self.score, 5),
-            **({"alternatives": self.alternatives} if self.alternatives else {}),
-        }
-
-
-class Translator:
+class Translator(TranslatorBase):
     """A model, its tokenizers and its config, loaded from one checkpoint file.
 
     ``tokenizer`` encodes sources; ``target_tokenizer`` (default: the same joint model) targets.
@@ -89,57 +66,8 @@ class Translator:
     def attention_heads(self) -> int:
         return int(getattr(self.model, "attention_heads", 1))
 
-    def _encode(self, text: str) -> list[int]:
-        ids = self.tokenizer.encode(text)
-        if len(ids) > self.max_source_tokens:
-            warnings.warn(
-                f"source of {len(ids)} subwords truncated to {self.max_source_tokens}", stacklevel=3
-            )
-            ids = ids[: self.max_source_tokens]
-        return ids
-
-    @torch.no_grad()
-    def translate(
-        self,
-        sentences: Sequence[str],
-        beam: int = 5,
-        batch_size: int = 64,
-        alpha: float = 1.0,
-        n_best: int = 1,
-    ) -> list[Translation]:
-        """Translate sentences in length-sorted batches; output order = input order.
-
-        Empty (or whitespace-only) sentences give empty translations without running the model.
-        """
-        texts = [normalize(s) for s in sentences]
-        encoded = [self._encode(t) if t else [] for t in texts]
-        order = sorted((i for i, t in enumerate(texts) if t), key=lambda i: len(encoded[i]))
-        results: list[Translation | None] = [None] * len(texts)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            src, src_mask = to_device(make_source([encoded[i] for i in chunk]), model_device(self.model))
-            if beam <= 1:
-                hyps = [[h] for h in greedy_search(self.model, src, src_mask)]
-            else:
-                hyps = beam_search(self.model, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
-            for i, nbest in zip(chunk, hyps):
-                results[i] = self._result(sentences[i], encoded[i], nbest)
-        for i in range(len(texts)):
-            if results[i] is None:
-                results[i] = Translation(sentences[i], "", [], [], np.zeros((0, 0), dtype=np.float32), 0.0)
-        return [r for r in results if r is not None]
-
-    def _result(self, source: str, src_ids: list[int], nbest: list[Any]) -> Translation:
-        best = nbest[0]
-        return Translation(
-            source=source,
-            translation=self.target_tokenizer.decode(best.tokens),
-            source_tokens=self.tokenizer.pieces(src_ids) + ["</s>"],
-            target_tokens=self.target_tokenizer.pieces(best.tokens) + ["</s>"],
-            attention=best.attention.float().numpy(),
-            score=best.score,
-            alternatives=[self.target_tokenizer.decode(h.tokens) for h in nbest[1:]],
-        )
+    def _stepper(self) -> TorchStepper:
+        return TorchStepper(self.model, model_device(self.model))
 
     @torch.no_grad()
     def forced_attention(
@@ -156,10 +84,7 @@ class Translator:
         Transformer, ``layer`` and ``heads`` choose which cross-attention maps are averaged
         (default: the model's ``attention_layer``, all heads); for an RNN they must be None.
         """
-        if len(sources) != len(targets):
-            raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
-        src_ids = [self._encode(normalize(s)) for s in sources]
-        tgt_ids = [self.target_tokenizer.encode(normalize(t)) for t in targets]
+        src_ids, tgt_ids = self.pair_ids(sources, targets)
         out: list[tuple[list[str], list[str], np.ndarray]] = []
         for start in range(0, len(sources), batch_size):
             chunk = range(start, min(start + batch_size, len(sources)))
@@ -179,22 +104,12 @@ class Translator:
         return out
 
     def _maps(self, batch: Any, layer: int | None, heads: Sequence[int] | None) -> torch.Tensor:
+        default = int(getattr(self.model, "attention_layer", -1))
+        chosen = check_heads(layer, heads, self.attention_layers, self.attention_heads, default)
         if not self.attention_layers:
-            if layer is not None or heads:
-                raise ValueError("--layer/--heads apply to Transformer models only")
             return self.model(batch.src, batch.src_mask, batch.tgt_in).attention
-        out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)
-        n_layers = len(out.layer_attention)
-        chosen = int(getattr(self.model, "attention_layer", -1)) if layer is None else layer
-        if not -n_layers <= chosen < n_layers:
-            raise ValueError(f"layer {chosen} out of range: the model has {n_layers} decoder layers")
-        maps = out.layer_attention[chosen]  # (B, H, T, S)
-        if heads:
-            bad = [h for h in heads if not 0 <= h < maps.shape[1]]
-            if bad:
-                raise ValueError(f"heads {bad} out of range 0..{maps.shape[1] - 1}")
-            maps = maps[:, list(heads)]
-        return maps.mean(1)
+        maps = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True).layer_attention[chosen]
+        return (maps[:, list(heads)] if heads else maps).mean(1)  # (B, T, S)
 
     def layer_attention(self, result: Translation) -> np.ndarray | None:
         """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""

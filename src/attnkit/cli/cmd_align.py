@@ -34,6 +34,13 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
+    p.add_argument(
+        "--backend",
+        choices=("auto", "onnx", "torch"),
+        default="auto",
+        help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
+        "auto (default): onnx when the model has an export and --device is cpu",
+    )
     p.set_defaults(run=run)
 
 
@@ -44,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
         raise ValueError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
-    translator = load_translator(args.model, device=args.device)
+    translator = load_translator(args.model, device=args.device, backend=args.backend)
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     if args.search:
         return _search(args, translator, sources, targets)

@@ -30,6 +30,13 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def _prior_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=("auto", "onnx", "torch"),
+        default="auto",
+        help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
+        "auto (default): onnx when the model has an export and --device is cpu",
+    )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     p.add_argument(
         "--prior-correction",
@@ -41,22 +48,20 @@ def _prior_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(model: str | None, prior_correction: float | None = None, device: str = "cpu") -> Any:
-    from ..classifier import Classifier
-    from ..pretrained import resolve
+def _load(args: argparse.Namespace) -> Any:
+    from ..api import load_classifier
 
-    path = resolve(model, "classifier")
-    return Classifier.from_checkpoint(path, prior_correction=prior_correction, device=device)
+    return load_classifier(args.model, args.prior_correction, args.device, args.backend)
 
 
 def run_classify(args: argparse.Namespace) -> int:
-    from ..checkpoint import atomic_write_text
+    from ..files import atomic_write_text
     from ..visualization.html import attention_page
 
     texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
         raise ValueError("no input: give documents as arguments or on stdin")
-    results = _load(args.model, args.prior_correction, args.device).classify(texts)
+    results = _load(args).classify(texts)
     for r in results:
         if args.json:
             print(json.dumps(r.to_json(), ensure_ascii=False))
@@ -73,7 +78,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..data.documents import read_documents
     from ..evaluation.classification import classification_report
 
-    classifier = _load(args.model, args.prior_correction, args.device)
+    classifier = _load(args)
     docs, _ = read_documents(
         args.data, args.text_field, args.label_field, args.title_field, classifier.labels
     )

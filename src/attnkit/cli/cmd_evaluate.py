@@ -21,20 +21,29 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--output", help="write the translations to this file")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
+    p.add_argument(
+        "--backend",
+        choices=("auto", "onnx", "torch"),
+        default="auto",
+        help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
+        "auto (default): onnx when the model has an export and --device is cpu",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..api import load_translator
-    from ..checkpoint import atomic_write_text
     from ..data.parallel import read_lines
     from ..evaluation.report import evaluate_translator
     from ..evaluation.speed import timed
+    from ..files import atomic_write_text
 
     sources, references = read_lines(args.src), read_lines(args.ref)
     if len(sources) != len(references):
         raise ValueError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
-    translator, load_seconds = timed(lambda: load_translator(args.model, int8=args.int8, device=args.device))
+    translator, load_seconds = timed(
+        lambda: load_translator(args.model, int8=args.int8, device=args.device, backend=args.backend)
+    )
     report = evaluate_translator(translator, sources, references, args.beam, args.batch_size, load_seconds)
     hyps = report.pop("hypotheses")
     report["data"] = {"src": str(Path(args.src)), "ref": str(Path(args.ref))}

@@ -28,6 +28,13 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--words", action="store_true", help="plot word-level attention (subwords merged)")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
+    p.add_argument(
+        "--backend",
+        choices=("auto", "onnx", "torch"),
+        default="auto",
+        help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
+        "auto (default): onnx when the model has an export and --device is cpu",
+    )
     p.set_defaults(run=run)
 
 
@@ -39,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     lines = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin]
     if not lines:
         raise ValueError("no input: give sentences as arguments or on stdin")
-    translator = load_translator(args.model, int8=args.int8, device=args.device)
+    translator = load_translator(args.model, int8=args.int8, device=args.device, backend=args.backend)
     results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
     for r in results:
         print(json.dumps(r.to_json(), ensure_ascii=False) if args.json else r.translation)

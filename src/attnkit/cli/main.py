@@ -13,6 +13,7 @@ from . import (
     cmd_convert,
     cmd_ensemble,
     cmd_evaluate,
+    cmd_export,
     cmd_list,
     cmd_plot,
     cmd_train,
@@ -30,6 +31,7 @@ COMMANDS = {
     "average": cmd_average,
     "ensemble": cmd_ensemble,
     "convert": cmd_convert,
+    "export": cmd_export,
     "list": cmd_list,
 }
 

@@ -8,15 +8,14 @@ a function of (seed, epoch) alone, so a resumed run sees exactly the batches it 
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import Tensor
 
+from .arrays import pad_ids
 from .tokenizer import BOS, EOS, PAD
 
 
@@ -37,21 +36,8 @@ class Batch:
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], prefix: int | None = None, suffix: int | None = None) -> Tensor:
-    """Right-pad id lists to (B, L) with PAD, optionally adding a prefix/suffix token to each.
-
-    Filled in one vectorised assignment (no per-row tensors): batching keeps up with a GPU."""
-    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
-    start = int(prefix is not None)
-    width = max(int(lengths.max(initial=0)) + start + (suffix is not None), 1)
-    out = np.full((len(seqs), width), PAD, dtype=np.int64)
-    if prefix is not None:
-        out[:, 0] = prefix
-    columns = np.arange(width)[None, :] - start
-    inside = (columns >= 0) & (columns < lengths[:, None])
-    out[inside] = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lengths.sum()))
-    if suffix is not None:
-        out[np.arange(len(seqs)), lengths + start] = suffix
-    return torch.from_numpy(out)
+    """Right-pad id lists to (B, L) with PAD (``arrays.pad_ids``), as a tensor."""
+    return torch.from_numpy(pad_ids(seqs, prefix, suffix))
 
 
 def make_source(seqs: Sequence[Sequence[int]]) -> tuple[Tensor, Tensor]:

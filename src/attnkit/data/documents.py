@@ -15,9 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-from torch import Tensor
+import numpy as np
+
+if TYPE_CHECKING:  # torch is imported where batches are made: the text side stays torch-free
+    from torch import Tensor
 
 from .parallel import DataError, normalize, open_text
 
@@ -187,19 +190,34 @@ class DocumentBatch:
 MAX_SENTENCES, MAX_WORDS = 30, 60  # what a HAN reads of a document: longer ones are cut
 
 
+def document_ids(
+    docs: Sequence[Document],
+    vocab: Vocabulary,
+    max_sentences: int = MAX_SENTENCES,
+    max_words: int = MAX_WORDS,
+) -> np.ndarray:
+    """Word ids, 0 = padding, each document's first ``max_sentences`` sentences of at most ``max_words``
+    words, left-aligned. Shapes: -> (B, N, W) int64 (NumPy: the ONNX runtime uses it too)."""
+    sents = [[vocab.encode(s[:max_words]) for s in d.sentences[:max_sentences]] for d in docs]
+    n = max(len(s) for s in sents)
+    w = max(len(x) for s in sents for x in s)
+    words = np.zeros((len(docs), n, w), dtype=np.int64)
+    for b, doc in enumerate(sents):
+        for i, ids in enumerate(doc):
+            words[b, i, : len(ids)] = ids
+    return words
+
+
 def make_document_batch(
     docs: Sequence[Document],
     vocab: Vocabulary,
     max_sentences: int = MAX_SENTENCES,
     max_words: int = MAX_WORDS,
 ) -> DocumentBatch:
-    sents = [[vocab.encode(s[:max_words]) for s in d.sentences[:max_sentences]] for d in docs]
-    n = max(len(s) for s in sents)
-    w = max(len(x) for s in sents for x in s)
-    words = torch.zeros(len(docs), n, w, dtype=torch.long)
-    for b, doc in enumerate(sents):
-        for i, ids in enumerate(doc):
-            words[b, i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+    """Shapes: -> words (B, N, W), word_mask (B, N, W), labels (B,) (see ``document_ids``)."""
+    import torch
+
+    words = torch.from_numpy(document_ids(docs, vocab, max_sentences, max_words))
     return DocumentBatch(words, words != 0, torch.tensor([d.label for d in docs], dtype=torch.long))
 
 

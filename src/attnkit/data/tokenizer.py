@@ -10,7 +10,9 @@ from typing import Any
 
 import sentencepiece as spm
 
-UNK, PAD, BOS, EOS = 0, 1, 2, 3  # the ids JoeyNMT uses too
+from ..vocab import BOS, EOS, PAD, UNK
+
+__all__ = ["BOS", "EOS", "PAD", "UNK", "SubwordTokenizer", "train_vocabularies", "vocabularies_from"]
 
 
 class SubwordTokenizer:

@@ -1,7 +1,6 @@
-"""Greedy and beam search over the step protocol both seq2seq models implement."""
+"""Greedy and beam search for torch models: ``attnkit.search`` (NumPy, one implementation for torch and
+ONNX) driven through ``TorchStepper``."""
 
-from .beam import beam_search
-from .common import Hypothesis, max_lengths
-from .greedy import greedy_search
+from .common import Hypothesis, TorchStepper, beam_search, greedy_search, max_lengths
 
-__all__ = ["Hypothesis", "beam_search", "greedy_search", "max_lengths"]
+__all__ = ["Hypothesis", "TorchStepper", "beam_search", "greedy_search", "max_lengths"]

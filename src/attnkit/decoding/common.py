@@ -1,13 +1,22 @@
-"""What both searches share: hypotheses, length limits, the output vocabulary, forced EOS."""
+"""Torch models as ``attnkit.search.Stepper``s: the one NumPy search drives them through this adapter.
+
+Tensors cross to NumPy once per step (the log-probabilities and the attention row, on the CPU) and the
+search's row indices cross back; the model's state stays where the model is (CPU or GPU).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import torch
 from torch import Tensor
 
-from ..data.tokenizer import EOS
+from .. import search
+from ..search import length_penalty, output_vocabulary
+
+__all__ = ["Hypothesis", "TorchStepper", "length_penalty", "max_lengths", "output_vocabulary", "to_torch"]
 
 
 @dataclass
@@ -19,32 +28,74 @@ class Hypothesis:
     attention: Tensor
 
 
+def to_torch(hyp: search.Hypothesis) -> Hypothesis:
+    return Hypothesis(hyp.tokens, hyp.score, torch.from_numpy(hyp.attention))
+
+
 def max_lengths(src_mask: Tensor, ratio: float, extra: int) -> Tensor:
-    """Per-sentence output limits ``ratio * source length + extra``, so a sentence's output never
-    depends on the other sentences in its batch. Shapes: src_mask (B, S) -> (B,)."""
-    return (src_mask.sum(1).float() * ratio).long() + extra
+    """Per-sentence output limits (``attnkit.search.max_lengths``). Shapes: src_mask (B, S) -> (B,)."""
+    return torch.from_numpy(search.max_lengths(src_mask.cpu().numpy(), ratio, extra))
 
 
-def length_penalty(length: int, alpha: float) -> float:
-    """GNMT length penalty ((5 + |Y|) / 6) ** alpha (Wu et al. 2016, eq. 14)."""
-    return float(((5.0 + length) / 6.0) ** alpha)
+@dataclass
+class _TorchState:
+    inner: Any  # the model's own state (RNNState, TransformerState, ...)
+    device: torch.device
+
+    def reorder(self, index: np.ndarray) -> _TorchState:
+        return _TorchState(self.inner.reorder(torch.from_numpy(index).to(self.device)), self.device)
+
+    def expand(self, beam: int) -> _TorchState:
+        return _TorchState(self.inner.expand(beam), self.device)
 
 
-def output_vocabulary(model: Any) -> tuple[Tensor, int]:
-    """The ids the model's log-probabilities range over (V_out,) and the index of EOS among them.
+class TorchStepper:
+    """A model with ``encode``/``step`` (``models.outputs.Seq2SeqModel``) on ``device``, seen as a Stepper."""
 
-    Searching in this space (not the full joint vocabulary) makes every step's softmax and top-k
-    smaller; indices map back to token ids through it."""
-    ids = model.output.target_ids
-    where = (ids == EOS).nonzero()
-    if where.numel() != 1:
-        raise ValueError("the model's output vocabulary has no </s>")
-    return ids, int(where[0, 0])
+    def __init__(self, model: Any, device: torch.device) -> None:
+        self.model, self.device = model, device
+        self.target_ids = model.output.target_ids.cpu().numpy()
+
+    @torch.no_grad()
+    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> _TorchState:
+        on = self.device
+        state = self.model.encode(torch.from_numpy(src).to(on), torch.from_numpy(src_mask).to(on))
+        return _TorchState(state, on)
+
+    @torch.no_grad()
+    def step(self, prev: np.ndarray, state: _TorchState) -> tuple[np.ndarray, _TorchState, np.ndarray]:
+        log_probs, inner, attention = self.model.step(torch.from_numpy(prev).to(self.device), state.inner)
+        out = log_probs.float().cpu().numpy(), attention.float().cpu().numpy()
+        return out[0], _TorchState(inner, self.device), out[1]
 
 
-def force_eos(log_probs: Tensor, eos: int, rows: Tensor) -> Tensor:
-    """Only EOS is possible on ``rows`` (bool (B,)): the sentences at their length limit."""
-    if bool(rows.any()):
-        log_probs = log_probs.masked_fill(rows.unsqueeze(1), float("-inf"))
-        log_probs[rows, eos] = 0.0
-    return log_probs
+def _numpy(src: Tensor, src_mask: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    return src.cpu().numpy().astype(np.int64), src_mask.cpu().numpy().astype(bool)
+
+
+@torch.no_grad()
+def greedy_search(
+    model: Any, src: Tensor, src_mask: Tensor, max_ratio: float = 1.5, max_extra: int = 10
+) -> list[Hypothesis]:
+    """``attnkit.search.greedy`` over a torch model. Shapes: src (B, S), src_mask (B, S) -> B hypotheses,
+    attention (T + 1, S_i) each (on the CPU)."""
+    stepper = TorchStepper(model, src.device)
+    return [to_torch(h) for h in search.greedy(stepper, *_numpy(src, src_mask), max_ratio, max_extra)]
+
+
+@torch.no_grad()
+def beam_search(
+    model: Any,
+    src: Tensor,
+    src_mask: Tensor,
+    beam_size: int = 5,
+    alpha: float = 1.0,
+    n_best: int = 1,
+    max_ratio: float = 1.5,
+    max_extra: int = 10,
+) -> list[list[Hypothesis]]:
+    """``attnkit.search.beam`` over a torch model. Shapes: src (B, S), src_mask (B, S) -> per sentence, its
+    ``n_best`` hypotheses, best first."""
+    stepper = TorchStepper(model, src.device)
+    found = search.beam(stepper, *_numpy(src, src_mask), beam_size, alpha, n_best, max_ratio, max_extra)
+    return [[to_torch(h) for h in hyps] for hyps in found]

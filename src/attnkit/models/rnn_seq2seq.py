@@ -134,14 +134,21 @@ class RNNSeq2Seq(nn.Module):
         self.output = TiedOutput(self.embedding, target_ids, tied_embeddings)
 
     def encode(self, src: Tensor, src_mask: Tensor) -> RNNState:
-        source_table = self.embedding if self.src_embedding is None else self.src_embedding
-        memory, final = self.encoder(source_table(src), src_mask)  # (B, S, 2H), (2L, B, H)
+        memory, final = self.encoder(self.source_embedding(src), src_mask)  # (B, S, 2H), (2L, B, H)
+        return self.bridge_state(memory, final, src_mask)
+
+    def source_embedding(self, src: Tensor) -> Tensor:
+        """src (B, S) -> (B, S, E) from the source table (the joint one when there is no separate one)."""
+        return (self.embedding if self.src_embedding is None else self.src_embedding)(src)
+
+    def bridge_state(self, memory: Tensor, final: Tensor, src_mask: Tensor) -> RNNState:
+        """The decoder's initial state from the encoder's outputs (B, S, 2H) and final states (2L, B, H)."""
         layers = final.view(self.num_layers, 2, final.shape[1], final.shape[2])  # (L, 2, B, H)
         hidden = torch.tanh(
             self.bridge(torch.cat([layers[:, 0], layers[:, 1]], -1))
         ).contiguous()  # (L, B, H)
         cell = torch.zeros_like(hidden) if self.rnn_type == "lstm" else None
-        batch = src.shape[0]
+        batch = memory.shape[0]
         feed = memory.new_zeros(batch, self.embedding.embedding_dim) if self.input_feeding else None
         keys = memory if self.key_bridge is None else self.key_bridge(memory)
         return RNNState(hidden, cell, feed, memory, self.attention.precompute(keys), src_mask, keys)

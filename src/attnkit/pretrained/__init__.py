@@ -13,6 +13,14 @@ def shipped() -> dict[str, Path]:
     return {p.parent.name: p for p in sorted(ROOT.glob("*/model.pt"))}
 
 
+def find_export(path_or_name: str | Path | None, kind: str = "translator") -> Path | None:
+    """The ONNX export folder of a shipped model (``NAME/onnx``) or an export folder given as a path;
+    None when there is none (then the checkpoint runs on torch)."""
+    name = str(path_or_name) if path_or_name is not None else DEFAULTS[kind]
+    folder = ROOT / name / "onnx" if (ROOT / name / "model.pt").is_file() else Path(name)
+    return folder if (folder / "manifest.json").is_file() else None
+
+
 def resolve(path_or_name: str | Path | None, kind: str = "translator") -> Path:
     """A checkpoint path, or a shipped model's name; None means the default of ``kind``."""
     name = str(path_or_name) if path_or_name is not None else DEFAULTS[kind]
@@ -22,6 +30,8 @@ def resolve(path_or_name: str | Path | None, kind: str = "translator") -> Path:
     path = Path(name)
     if path.is_file():
         return path
+    if (path / "manifest.json").is_file():
+        raise ValueError(f"{path} is an ONNX export: it runs with --backend onnx (or auto), not on torch")
     if path.is_dir() and (path / "best.pt").exists():
         return path / "best.pt"
     valid = ", ".join(models) or "none shipped"

@@ -16,13 +16,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..results import check_tau
 
-def check_tau(tau: float) -> float:
-    if not 0.0 <= tau <= 1.0:
-        raise ValueError(
-            f"prior correction must be in [0, 1] (0 = off, 1 = divide the class weights out), got {tau}"
-        )
-    return float(tau)
+__all__ = ["check_tau", "geometric_mean", "prior_bias", "stored_class_weights"]
 
 
 def geometric_mean(weights: list[list[float] | None], num_classes: int) -> list[float]:

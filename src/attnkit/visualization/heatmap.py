@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from ..checkpoint import atomic_write_bytes  # noqa: E402
 from ..data.words import aggregate_to_words, group_words  # noqa: E402
+from ..files import atomic_write_bytes  # noqa: E402
 
 FORMATS = ("pdf", "png", "svg")
 

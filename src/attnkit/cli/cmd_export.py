@@ -1,0 +1,30 @@
+"""``attnkit export MODEL --out DIR [--int8]``: ONNX graphs + tokenizer + manifest for the runtime."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def add_parser(sub: Any, name: str) -> None:
+    p = sub.add_parser(name, help="export a model to ONNX for the torch-free runtime (--backend onnx)")
+    p.add_argument("model", help="checkpoint path or shipped model name (see `attnkit list`)")
+    p.add_argument("--out", required=True, help="folder to write (replaced only once the export is checked)")
+    p.add_argument("--int8", action="store_true", help="also write int8-weight graphs (run with --int8)")
+    p.add_argument(
+        "--lossy-fp16",
+        action="store_true",
+        help="store every weight in fp16 (half the size; rounds fp32-trained weights)",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..export import export
+
+    manifest = export(args.model, args.out, int8=args.int8, lossy_fp16=args.lossy_fp16)
+    sizes = ", ".join(f"{n}" for n in sorted(manifest["files"]))
+    print(f"exported {manifest['kind']} model to {args.out}: {sizes}")
+    print("check against torch: " + json.dumps(manifest["meta"]["verification"]))
+    return 0

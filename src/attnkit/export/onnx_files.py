@@ -1,0 +1,84 @@
+"""Writing ONNX files: trace a graph module, check it, store weights compactly, quantize to int8."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+OPSET = 17
+_SMALL = 16  # initializers with fewer values stay as they are (scalars, shapes)
+
+
+def trace(
+    module: nn.Module,
+    args: tuple[Any, ...],
+    path: Path,
+    inputs: list[str],
+    outputs: list[str],
+    axes: dict[str, dict[int, str]],
+) -> None:
+    """Trace ``module`` on example ``args`` into ``path`` (opset ``OPSET``), ``axes`` dynamic."""
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings about Python control flow on shapes
+        torch.onnx.export(
+            module.eval(),
+            args,
+            str(path),
+            input_names=inputs,
+            output_names=outputs,
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+            do_constant_folding=True,
+        )
+
+
+def check(path: Path) -> None:
+    """``onnx.checker`` on the file, with full shape inference."""
+    import onnx
+
+    onnx.checker.check_model(str(path), full_check=True)
+
+
+def store_half(path: Path, lossy: bool = False) -> int:
+    """Store float32 weights as float16 followed by a Cast to float32, where that loses nothing (every
+    value of a model trained and shipped in fp16 is exact in fp16) or everywhere when ``lossy``.
+    The graph still computes in float32. Returns the number of initializers converted."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(path))
+    casts, converted = [], 0
+    for init in model.graph.initializer:
+        if init.data_type != TensorProto.FLOAT:
+            continue
+        values = numpy_helper.to_array(init)
+        half = values.astype(np.float16)
+        if values.size < _SMALL or not (lossy or np.array_equal(half.astype(np.float32), values)):
+            continue
+        name = init.name
+        init.CopyFrom(numpy_helper.from_array(half, f"{name}__fp16"))
+        casts.append(helper.make_node("Cast", [f"{name}__fp16"], [name], to=TensorProto.FLOAT))
+        converted += 1
+    nodes = casts + list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    onnx.save(model, str(path))
+    return converted
+
+
+def quantize_int8(src: Path, dst: Path) -> None:
+    """Dynamic int8 quantization of the MatMul/Gemm weights (activations quantized per call), as
+    ``torch.ao.quantization.quantize_dynamic`` does for the torch int8 path."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        quantize_dynamic(
+            str(src), str(dst), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Gemm"]
+        )

@@ -1,0 +1,232 @@
+"""What translating and classifying return, and the steps every backend shares (torch-free).
+
+The torch ``Translator``/``Classifier`` and the ONNX runtime's ``OnnxTranslator``/``OnnxClassifier``
+differ only in what computes the numbers (a ``search.Stepper``, a document model); turning text into ids,
+length-sorted batches, the search itself and the result objects are written once, here.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import search
+from .data.arrays import source_arrays
+from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
+from .data.parallel import normalize
+from .data.tokenizer import SubwordTokenizer
+
+
+@dataclass
+class Translation:
+    """One translated sentence. ``attention`` is (T, S): target tokens (with </s>) x source tokens."""
+
+    source: str
+    translation: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    attention: np.ndarray
+    score: float
+    alternatives: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "translation": self.translation,
+            "source_tokens": self.source_tokens,
+            "target_tokens": self.target_tokens,
+            "attention": [[round(float(x), 5) for x in row] for row in self.attention],
+            "score": round(self.score, 5),
+            **({"alternatives": self.alternatives} if self.alternatives else {}),
+            **({"warnings": self.warnings} if self.warnings else {}),
+        }
+
+
+class TranslatorBase:
+    """Text in, ``Translation``s out, over whatever ``_stepper()`` returns (torch model or ONNX graphs).
+
+    Subclasses set ``tokenizer`` (sources), ``target_tokenizer``, ``max_source_tokens``, ``path``."""
+
+    tokenizer: SubwordTokenizer
+    target_tokenizer: SubwordTokenizer
+    max_source_tokens: int = 200
+    path: str = ""
+
+    def _stepper(self) -> search.Stepper:
+        raise NotImplementedError
+
+    @property
+    def attention_layers(self) -> int:
+        """Decoder layers with their own cross-attention (0 for an RNN: one map per step)."""
+        return 0
+
+    @property
+    def attention_heads(self) -> int:
+        return 1
+
+    def _encode(self, text: str, notes: list[str] | None = None) -> list[int]:
+        ids = self.tokenizer.encode(text)
+        if len(ids) > self.max_source_tokens:
+            message = f"source of {len(ids)} subwords truncated to {self.max_source_tokens}"
+            warnings.warn(message, stacklevel=3)
+            if notes is not None:
+                notes.append(message)
+            ids = ids[: self.max_source_tokens]
+        return ids
+
+    def translate(
+        self,
+        sentences: Sequence[str],
+        beam: int = 5,
+        batch_size: int = 64,
+        alpha: float = 1.0,
+        n_best: int = 1,
+    ) -> list[Translation]:
+        """Translate sentences in length-sorted batches; output order = input order.
+
+        Empty (or whitespace-only) sentences give empty translations without running the model.
+        """
+        texts = [normalize(s) for s in sentences]
+        notes: list[list[str]] = [[] for _ in texts]
+        encoded = [self._encode(t, n) if t else [] for t, n in zip(texts, notes)]
+        order = sorted((i for i, t in enumerate(texts) if t), key=lambda i: len(encoded[i]))
+        results: list[Translation | None] = [None] * len(texts)
+        stepper = self._stepper()
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            src, src_mask = source_arrays([encoded[i] for i in chunk])
+            if beam <= 1:
+                hyps = [[h] for h in search.greedy(stepper, src, src_mask)]
+            else:
+                hyps = search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
+            for i, nbest in zip(chunk, hyps):
+                results[i] = self._result(sentences[i], encoded[i], nbest, notes[i])
+        return [
+            r if r is not None else Translation(s, "", [], [], np.zeros((0, 0), np.float32), 0.0)
+            for s, r in zip(sentences, results)
+        ]
+
+    def _result(
+        self, source: str, src_ids: list[int], nbest: list[search.Hypothesis], notes: list[str]
+    ) -> Translation:
+        best = nbest[0]
+        return Translation(
+            source=source,
+            translation=self.target_tokenizer.decode(best.tokens),
+            source_tokens=self.tokenizer.pieces(src_ids) + ["</s>"],
+            target_tokens=self.target_tokenizer.pieces(best.tokens) + ["</s>"],
+            attention=np.asarray(best.attention, dtype=np.float32),
+            score=best.score,
+            alternatives=[self.target_tokenizer.decode(h.tokens) for h in nbest[1:]],
+            warnings=notes,
+        )
+
+    def pair_ids(
+        self, sources: Sequence[str], targets: Sequence[str]
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Source and target ids of sentence pairs (forced attention, alignment)."""
+        if len(sources) != len(targets):
+            raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
+        src_ids = [self._encode(normalize(s)) for s in sources]
+        return src_ids, [self.target_tokenizer.encode(normalize(t)) for t in targets]
+
+
+def check_heads(
+    layer: int | None, heads: Sequence[int] | None, n_layers: int, n_heads: int, default: int
+) -> int:
+    """The decoder layer to read (``default`` when None), with ``heads`` checked against ``n_heads``."""
+    if not n_layers:
+        if layer is not None or heads:
+            raise ValueError("--layer/--heads apply to Transformer models only")
+        return 0
+    chosen = default if layer is None else layer
+    if not -n_layers <= chosen < n_layers:
+        raise ValueError(f"layer {chosen} out of range: the model has {n_layers} decoder layers")
+    bad = [h for h in heads or [] if not 0 <= h < n_heads]
+    if bad:
+        raise ValueError(f"heads {bad} out of range 0..{n_heads - 1}")
+    return chosen % n_layers
+
+
+@dataclass
+class Classification:
+    """One document: predicted label, class probabilities, sentences as words, and attention."""
+
+    text: str
+    label: str
+    probabilities: dict[str, float]
+    sentences: list[list[str]]
+    sentence_weights: list[float]
+    word_weights: list[list[float]]
+    # words the model did not read (after the 60th word of a sentence or the 30th sentence): weight 0
+    unread_words: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "label": self.label,
+            "probabilities": {k: round(v, 5) for k, v in self.probabilities.items()},
+            "sentences": self.sentences,
+            "sentence_weights": [round(w, 5) for w in self.sentence_weights],
+            "word_weights": [[round(w, 5) for w in row] for row in self.word_weights],
+            "unread_words": self.unread_words,
+        }
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Shapes: (B, C) -> (B, C), rows summing to 1."""
+    shifted = np.exp(logits - logits.max(-1, keepdims=True))
+    return np.asarray(shifted / shifted.sum(-1, keepdims=True))
+
+
+def classification(
+    doc: Document,
+    labels: Sequence[str],
+    probs: np.ndarray,
+    words: np.ndarray,
+    sentences: np.ndarray,
+) -> Classification:
+    """Shapes: probs (C,), words (N, W), sentences (N,) of one document in its batch. Every word of
+    the document is listed; the ones past the model's limits get weight 0 and are counted."""
+    read = [min(len(s), MAX_WORDS) if j < MAX_SENTENCES else 0 for j, s in enumerate(doc.sentences)]
+    word_weights = [
+        (words[j, :n].tolist() if n else []) + [0.0] * (len(s) - n)
+        for j, (s, n) in enumerate(zip(doc.sentences, read))
+    ]
+    n_read = min(len(doc.sentences), MAX_SENTENCES)
+    sentence_weights = sentences[:n_read].tolist() + [0.0] * (len(doc.sentences) - n_read)
+    return Classification(
+        text=doc.text,
+        label=labels[int(probs.argmax())],
+        probabilities={c: float(p) for c, p in zip(labels, probs)},
+        sentences=[list(s) for s in doc.sentences],
+        sentence_weights=sentence_weights,
+        word_weights=word_weights,
+        unread_words=sum(len(s) for s in doc.sentences) - sum(read),
+    )
+
+
+def check_texts(texts: Sequence[str]) -> None:
+    empty = [i for i, t in enumerate(texts) if not t.strip()]
+    if empty:
+        raise ValueError(f"text {empty[0] + 1} is empty: nothing to classify")
+
+
+def check_tau(tau: float) -> float:
+    if not 0.0 <= tau <= 1.0 or math.isnan(tau):
+        raise ValueError(
+            f"prior correction must be in [0, 1] (0 = off, 1 = divide the class weights out), got {tau}"
+        )
+    return float(tau)
+
+
+def log_prior(class_weights: Sequence[float], tau: float) -> np.ndarray | None:
+    """``tau * log w`` (C,) to subtract from logits (``training.prior``); None when tau is 0."""
+    tau = check_tau(tau)
+    return None if tau == 0.0 else tau * np.log(np.asarray(class_weights, dtype=np.float32))

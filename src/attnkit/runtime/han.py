@@ -1,0 +1,75 @@
+"""Classify with an ONNX export of a HAN (or a HAN ensemble): probabilities, word and sentence weights."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..data.documents import Document, Vocabulary, document_from_text, document_ids
+from ..results import Classification, check_texts, classification, log_prior
+from .manifest import ExportError, Manifest, read_manifest
+from .sessions import sessions
+
+__all__ = ["Classification", "OnnxClassifier"]
+
+
+class OnnxClassifier:
+    """A classification export run by onnxruntime; the same results as ``attnkit.classifier.Classifier``.
+
+    ``prior_correction``: tau in [0, 1] (None = the model's own setting); see ``training.prior``."""
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        variant: str = "fp32",
+        prior_correction: float | None = None,
+        intra_threads: int | None = None,
+    ) -> None:
+        if manifest.task != "classification":
+            raise ExportError(f"{manifest.root}: a {manifest.task} export, not a classifier")
+        meta = manifest.meta
+        self.manifest, self.path = manifest, str(manifest.root)
+        self.labels: list[str] = list(meta["labels"])
+        words = json.loads(manifest.file(meta["vocabulary"]).read_text(encoding="utf-8"))
+        self.vocab = Vocabulary(words)
+        self.class_weights: list[float] = list(meta.get("class_weights") or [1.0] * len(self.labels))
+        tau = meta.get("prior_correction", 0.0) if prior_correction is None else prior_correction
+        self.prior_bias = log_prior(self.class_weights, tau)
+        self.session = sessions(manifest, variant, intra_threads)["model"]
+
+    @classmethod
+    def from_export(
+        cls, path: str | Path, int8: bool = False, prior_correction: float | None = None
+    ) -> OnnxClassifier:
+        return cls(read_manifest(path, "classification"), "int8" if int8 else "fp32", prior_correction)
+
+    def documents(self, texts: Sequence[str]) -> list[Document]:
+        return [document_from_text(t) for t in texts]
+
+    def scores(self, docs: Sequence[Document]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Uncorrected probabilities (B, C), word weights (B, N, W), sentence weights (B, N)."""
+        words = document_ids(docs, self.vocab)
+        probs, word_weights, sentence_weights = self.session.run(
+            None, {"words": words, "word_mask": words != 0}
+        )
+        return probs, word_weights, sentence_weights
+
+    def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
+        out: list[Classification] = []
+        for start in range(0, len(docs), batch_size):
+            chunk = docs[start : start + batch_size]
+            probs, words, sentences = self.scores(chunk)
+            if self.prior_bias is not None:  # softmax(log p - b): the correction on probabilities
+                probs = probs * np.exp(-self.prior_bias)
+                probs = probs / probs.sum(-1, keepdims=True)
+            for i, doc in enumerate(chunk):
+                out.append(classification(doc, self.labels, probs[i], words[i], sentences[i]))
+        return out
+
+    def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:
+        """Predict each text's label with its word and sentence attention."""
+        check_texts(texts)
+        return self.classify_documents(self.documents(texts), batch_size)

@@ -1,0 +1,160 @@
+"""Translate with an ONNX export: the encoder and decoder-step graphs as an ``attnkit.search.Stepper``.
+
+The search (greedy, beam, n-best, length penalty) is ``attnkit.search``, the same code the torch models
+run; this module only feeds graphs and carries their state between steps. No torch import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data.arrays import pad_ids, source_arrays
+from ..data.tokenizer import SubwordTokenizer
+from ..results import Translation, TranslatorBase, check_heads
+from ..vocab import BOS
+from .manifest import ExportError, Manifest, read_manifest
+from .sessions import sessions
+
+__all__ = ["OnnxStepper", "OnnxTranslator", "Translation"]
+
+
+@dataclass
+class ArrayState:
+    """Named state arrays, each with its batch axis; ``position``: steps decoded so far."""
+
+    arrays: dict[str, np.ndarray]
+    axes: dict[str, int]
+    position: int = 0
+
+    def reorder(self, index: np.ndarray) -> ArrayState:
+        arrays = {k: np.take(v, index, axis=self.axes[k]) for k, v in self.arrays.items()}
+        return ArrayState(arrays, self.axes, self.position)
+
+    def expand(self, beam: int) -> ArrayState:
+        arrays = {k: np.repeat(v, beam, axis=self.axes[k]) for k, v in self.arrays.items()}
+        return ArrayState(arrays, self.axes, self.position)
+
+
+class OnnxStepper:
+    """The export's ``encoder`` and ``step`` graphs. Shapes as ``search.Stepper``; ``step_outputs``
+    also gives the Transformer's ``layer_attention`` (B, L, H, S)."""
+
+    def __init__(self, manifest: Manifest, graphs: dict[str, Any]) -> None:
+        io = manifest.io
+        self.encoder, self.step_graph = graphs["encoder"], graphs["step"]
+        self.target_ids = np.asarray(manifest.meta["target_ids"], dtype=np.int64)
+        self.axes: dict[str, int] = io["state_axes"]
+        self.encoder_outputs: list[str] = io["encoder_outputs"]
+        self.step_inputs: list[str] = io["step_inputs"]
+        self.step_names: list[str] = io["step_outputs"]
+        self.updates: dict[str, str] = io["updates"]  # step output -> the state field it replaces
+        self.empty: dict[str, list[int]] = io.get("empty_state", {})  # field -> shape, -1 = batch
+
+    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> ArrayState:
+        outputs = self.encoder.run(None, {"src": src.astype(np.int64), "src_mask": src_mask.astype(bool)})
+        arrays = dict(zip(self.encoder_outputs, outputs))
+        arrays["src_mask"] = src_mask.astype(bool)
+        for name, shape in self.empty.items():
+            arrays[name] = np.zeros([src.shape[0] if d == -1 else d for d in shape], dtype=np.float32)
+        return ArrayState(arrays, self.axes)
+
+    def step_outputs(self, prev: np.ndarray, state: ArrayState) -> tuple[dict[str, np.ndarray], ArrayState]:
+        feeds = {name: state.arrays[name] for name in self.step_inputs if name in state.arrays}
+        feeds["prev"] = prev.astype(np.int64)
+        if "position" in self.step_inputs:
+            feeds["position"] = np.array([state.position], dtype=np.int64)
+        out = dict(zip(self.step_names, self.step_graph.run(None, feeds)))
+        arrays = dict(state.arrays)
+        for output, name in self.updates.items():
+            arrays[name] = out[output]
+        return out, ArrayState(arrays, self.axes, state.position + 1)
+
+    def step(self, prev: np.ndarray, state: ArrayState) -> tuple[np.ndarray, ArrayState, np.ndarray]:
+        out, new = self.step_outputs(prev, state)
+        return out["log_probs"], new, out["attention"]
+
+
+class OnnxTranslator(TranslatorBase):
+    """A translation export (``attnkit export``) run by onnxruntime; the same results as ``Translator``."""
+
+    def __init__(self, manifest: Manifest, variant: str = "fp32", intra_threads: int | None = None) -> None:
+        if manifest.task != "translation":
+            raise ExportError(f"{manifest.root}: a {manifest.task} export, not a translation model")
+        self.manifest, self.variant, self.path = manifest, variant, str(manifest.root)
+        meta = manifest.meta
+        self.tokenizer = SubwordTokenizer(manifest.file(meta["tokenizer"]).read_bytes())
+        target = meta.get("target_tokenizer")
+        self.target_tokenizer = (
+            self.tokenizer if target is None else SubwordTokenizer(manifest.file(target).read_bytes())
+        )
+        self.max_source_tokens = int(meta.get("max_source_tokens", 200))
+        self.stepper = OnnxStepper(manifest, sessions(manifest, variant, intra_threads))
+
+    @classmethod
+    def from_export(
+        cls, path: str | Path, int8: bool = False, intra_threads: int | None = None
+    ) -> OnnxTranslator:
+        return cls(read_manifest(path, "translation"), "int8" if int8 else "fp32", intra_threads)
+
+    def _stepper(self) -> OnnxStepper:
+        return self.stepper
+
+    @property
+    def attention_layers(self) -> int:
+        return int(self.manifest.meta.get("attention_layers", 0))
+
+    @property
+    def attention_heads(self) -> int:
+        return int(self.manifest.meta.get("attention_heads", 1))
+
+    def _forced(self, src_ids: list[list[int]], tgt_ids: list[list[int]], key: str) -> np.ndarray:
+        """Teacher-forced steps over the targets (BOS first): per step the ``key`` output stacked on a
+        time axis 1. Shapes: -> (B, T, S) for "attention", (B, T, L, H, S) for "layer_attention"."""
+        src, src_mask = source_arrays(src_ids)
+        tgt_in = pad_ids(tgt_ids, prefix=BOS)  # (B, T)
+        state, rows = self.stepper.encode(src, src_mask), []
+        for t in range(tgt_in.shape[1]):
+            out, state = self.stepper.step_outputs(tgt_in[:, t : t + 1], state)
+            rows.append(out[key][:, 0] if key == "attention" else out[key])
+        return np.stack(rows, 1)
+
+    def forced_attention(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        layer: int | None = None,
+        heads: Sequence[int] | None = None,
+        batch_size: int = 64,
+    ) -> list[tuple[list[str], list[str], np.ndarray]]:
+        """As ``Translator.forced_attention``: per pair (source pieces + </s>, target pieces + </s>,
+        attention (T, S))."""
+        default = int(self.manifest.meta.get("attention_layer", -1))
+        chosen = check_heads(layer, heads, self.attention_layers, self.attention_heads, default)
+        src_ids, tgt_ids = self.pair_ids(sources, targets)
+        out = []
+        for start in range(0, len(src_ids), batch_size):
+            chunk = range(start, min(start + batch_size, len(src_ids)))
+            s_ids, t_ids = [src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk]
+            if self.attention_layers and (layer is not None or heads):
+                maps = self._forced(s_ids, t_ids, "layer_attention")[:, :, chosen]  # (B, T, H, S)
+                maps = (maps[:, :, list(heads)] if heads else maps).mean(2)
+            else:
+                maps = self._forced(s_ids, t_ids, "attention")
+            for row, i in enumerate(chunk):
+                s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
+                pieces = self.tokenizer.pieces(src_ids[i]) + ["</s>"]
+                out.append((pieces, self.target_tokenizer.pieces(tgt_ids[i]) + ["</s>"], maps[row, :t, :s]))
+        return out
+
+    def layer_attention(self, result: Translation) -> np.ndarray | None:
+        """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
+        if not self.attention_layers:
+            return None
+        src_ids, tgt_ids = self.pair_ids([result.source], [result.translation])
+        maps = self._forced(src_ids, tgt_ids, "layer_attention")[0]  # (T, L, H, S)
+        return np.ascontiguousarray(maps.transpose(1, 2, 0, 3))

@@ -1,0 +1,209 @@
+"""Greedy and beam search in NumPy over a step function: the one search every backend runs.
+
+The torch models (through ``attnkit.decoding``) and the ONNX runtime (``attnkit.runtime``) both implement
+the ``Stepper`` protocol below, so a translation does not depend on which of them computed the
+probabilities, and the search itself runs as a few NumPy calls per step instead of hundreds of small torch
+operations. Nothing here imports torch.
+
+Beam search: each step scores K x V_out continuations per sentence and keeps the best 2K: EOS candidates
+ranked inside the top K become finished hypotheses (scored with the GNMT length penalty), the best K
+others stay alive. A sentence is done once its best candidate is an EOS (as in JoeyNMT and OpenNMT-py)
+and it has ``n_best`` finished hypotheses, or once it has K of them; done sentences leave the batch. At
+its length limit only EOS is allowed, so every sentence finishes. Beam size 1 reproduces greedy search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .vocab import BOS, EOS
+
+
+class State(Protocol):
+    """Whatever a model carries between decoder steps; the search only reorders and expands it."""
+
+    def reorder(self, index: np.ndarray) -> State:
+        """Select batch rows (B',) int64 -> a state for B' rows (finished rows leave, beams move)."""
+        ...
+
+    def expand(self, beam: int) -> State:
+        """Repeat each batch row ``beam`` times, adjacently: B -> B * beam."""
+        ...
+
+
+class Stepper(Protocol):
+    """A seq2seq model seen by the search. ``target_ids`` (V_out,): the token id of each output index."""
+
+    target_ids: np.ndarray
+
+    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> State:
+        """src (B, S) int64, src_mask (B, S) bool -> the initial decoder state."""
+        ...
+
+    def step(self, prev: np.ndarray, state: Any) -> tuple[np.ndarray, State, np.ndarray]:
+        """prev (B, 1) int64 token ids -> log_probs (B, V_out) float32, new state, attention (B, 1, S)."""
+        ...
+
+
+@dataclass
+class Hypothesis:
+    """One decoded sentence. Shapes: tokens (T,) without BOS/EOS; attention (T + 1, S) incl. EOS row."""
+
+    tokens: list[int]
+    score: float
+    attention: np.ndarray
+
+
+def max_lengths(src_mask: np.ndarray, ratio: float, extra: int) -> np.ndarray:
+    """Per-sentence output limits ``ratio * source length + extra``, so a sentence's output never
+    depends on the other sentences in its batch. Shapes: src_mask (B, S) -> (B,) int64."""
+    lengths = np.asarray(src_mask).sum(1).astype(np.float32)
+    return (lengths * np.float32(ratio)).astype(np.int64) + extra
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT length penalty ((5 + |Y|) / 6) ** alpha (Wu et al. 2016, eq. 14)."""
+    return float(((5.0 + length) / 6.0) ** alpha)
+
+
+def output_vocabulary(target_ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """The ids the log-probabilities range over (V_out,) and the index of EOS among them.
+
+    Searching in this space (not the full joint vocabulary) makes every step's softmax and top-k
+    smaller; indices map back to token ids through it."""
+    ids = np.asarray(target_ids, dtype=np.int64)
+    where = np.flatnonzero(ids == EOS)
+    if where.size != 1:
+        raise ValueError("the model's output vocabulary has no </s>")
+    return ids, int(where[0])
+
+
+def force_eos(log_probs: np.ndarray, eos: int, rows: np.ndarray) -> np.ndarray:
+    """Only EOS is possible on ``rows`` (bool (B,)): the sentences at their length limit."""
+    if rows.any():
+        log_probs = log_probs.copy()
+        log_probs[rows] = -np.inf
+        log_probs[rows, eos] = 0.0
+    return log_probs
+
+
+def greedy(
+    model: Stepper, src: np.ndarray, src_mask: np.ndarray, max_ratio: float = 1.5, max_extra: int = 10
+) -> list[Hypothesis]:
+    """Pick the most probable token at each step until EOS or the sentence's length limit.
+
+    Shapes: src (B, S), src_mask (B, S) -> B hypotheses, attention (T + 1, S_i) each.
+    """
+    batch, src_len = src.shape
+    ids, eos = output_vocabulary(model.target_ids)
+    limits = max_lengths(src_mask, max_ratio, max_extra)  # (B,)
+    steps = int(limits.max()) + 1
+    tokens = np.full((batch, steps), eos, dtype=np.int64)  # output-vocabulary indices
+    attention = np.zeros((batch, steps, src_len), dtype=np.float32)
+    score = np.zeros(batch, dtype=np.float32)
+    active = np.arange(batch)  # original sentence of each row still decoding
+    state = model.encode(src, src_mask)
+    prev = np.full((batch, 1), BOS, dtype=np.int64)
+    for t in range(steps):
+        log_probs, state, attn = model.step(prev, state)  # (b, V_out), ..., (b, 1, S)
+        log_probs = force_eos(log_probs, eos, limits[active] <= t)
+        best = log_probs.argmax(-1)
+        tokens[active, t], attention[active, t] = best, attn[:, 0]
+        score[active] += log_probs[np.arange(best.size), best]
+        going = best != eos
+        if not going.any():
+            break
+        if not going.all():
+            keep = np.flatnonzero(going)
+            state, active, best = state.reorder(keep), active[keep], best[keep]
+        prev = ids[best][:, None]
+    lengths = (tokens == eos).argmax(1)
+    real = np.asarray(src_mask).sum(1)
+    return [
+        Hypothesis(ids[tokens[i, :n]].tolist(), float(score[i]), attention[i, : n + 1, : real[i]].copy())
+        for i, n in enumerate(lengths.tolist())
+    ]
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of each row's ``k`` largest scores, largest first. Shapes: (B, N) -> (B, k)."""
+    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    order = np.argsort(-np.take_along_axis(scores, part, 1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, 1)
+
+
+@dataclass
+class _Beams:
+    """Alive beams of the b sentences still decoding, flattened to b * K rows.
+
+    Shapes: tokens (bK, t) token ids starting with BOS; scores (bK,); attention (bK, t, S); items (b,)."""
+
+    tokens: np.ndarray
+    scores: np.ndarray
+    attention: np.ndarray
+    items: np.ndarray
+
+
+def beam(
+    model: Stepper,
+    src: np.ndarray,
+    src_mask: np.ndarray,
+    beam_size: int = 5,
+    alpha: float = 1.0,
+    n_best: int = 1,
+    max_ratio: float = 1.5,
+    max_extra: int = 10,
+) -> list[list[Hypothesis]]:
+    """Shapes: src (B, S), src_mask (B, S) -> per sentence, its ``n_best`` hypotheses, best first."""
+    if not 1 <= n_best <= beam_size:
+        raise ValueError(f"n_best must be in 1..beam_size ({beam_size}), got {n_best}")
+    batch, k = src.shape[0], beam_size
+    ids, eos = output_vocabulary(model.target_ids)
+    limits = max_lengths(src_mask, max_ratio, max_extra)  # (B,)
+    src_lens = np.asarray(src_mask).sum(1)
+    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    state = model.encode(src, src_mask).expand(k)
+    first = np.full((batch, k), -np.inf, dtype=np.float32)
+    first[:, 0] = 0.0
+    beams = _Beams(
+        np.full((batch * k, 1), BOS, dtype=np.int64),
+        first.reshape(-1),
+        np.zeros((batch * k, 0, src.shape[1]), dtype=np.float32),
+        np.arange(batch),
+    )
+    for t in range(int(limits.max()) + 1):
+        b = beams.items.size
+        log_probs, state, attn = model.step(beams.tokens[:, -1:], state)  # (bK, V_out)
+        log_probs = force_eos(log_probs, eos, np.repeat(limits[beams.items] <= t, k))
+        vocab = log_probs.shape[1]
+        total = (beams.scores[:, None] + log_probs).reshape(b, k * vocab)
+        top_ids = top_k(total, 2 * k)  # (b, 2K)
+        top_scores = np.take_along_axis(total, top_ids, 1)
+        top_beam, top_token = top_ids // vocab, top_ids % vocab
+        history = np.concatenate([beams.attention, attn.astype(np.float32)], 1)  # (bK, t+1, S)
+        is_eos = top_token == eos
+        for item, rank in np.argwhere(is_eos[:, :k] & np.isfinite(top_scores[:, :k])).tolist():
+            row, sentence = item * k + int(top_beam[item, rank]), int(beams.items[item])
+            normed = float(top_scores[item, rank]) / length_penalty(t + 1, alpha)
+            attention = history[row, :, : int(src_lens[sentence])].copy()
+            finished[sentence].append(Hypothesis(beams.tokens[row, 1:].tolist(), normed, attention))
+        count = np.array([len(finished[i]) for i in beams.items.tolist()])
+        done = (count >= k) | (is_eos[:, 0] & (count >= n_best))  # (b,)
+        if done.all():
+            break
+        # Keep the best K non-EOS candidates of the sentences still going (a stable sort puts them first).
+        order = np.argsort(is_eos, axis=1, kind="stable")[:, :k]  # (b, K)
+        going = np.flatnonzero(~done)
+        rows = (going[:, None] * k + np.take_along_axis(top_beam, order, 1)[going]).reshape(-1)  # (b'K,)
+        new_tokens = ids[np.take_along_axis(top_token, order, 1)[going]].reshape(-1)
+        state = state.reorder(rows)
+        beams = _Beams(
+            np.concatenate([beams.tokens[rows], new_tokens[:, None]], 1),
+            np.take_along_axis(top_scores, order, 1)[going].reshape(-1),
+            history[rows],
+            beams.items[going],
+        )
+    return [sorted(f, key=lambda h: -h.score)[:n_best] for f in finished]

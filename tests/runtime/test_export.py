@@ -1,0 +1,202 @@
+"""Export round trips on tiny models of every kind: the ONNX runtime gives torch's tokens, scores and
+attention; bad exports get exit code 2 and one line naming the file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from attnkit.classifier import Classifier
+from attnkit.cli.main import main
+from attnkit.export import export
+from attnkit.runtime import ExportError, load_export, read_manifest
+from attnkit.translator import Translator
+from tests.conftest import _save
+
+SENTENCES = ["The cat sits on the mat.", "abc", "the the the cat", "mat sits on"]
+RNN_VARIANTS = {
+    "gru-general": {"scorer": "general", "input_feeding": False},
+    "gru-additive-feed": {"scorer": "additive", "input_feeding": True},
+    "lstm-dot-feed": {"scorer": "dot", "input_feeding": True, "rnn_type": "lstm"},
+}
+
+
+def _peaked(path, tmp_path, name):
+    """The checkpoint at ``path`` with its embeddings sharpened, so searches make clear choices."""
+    from attnkit.checkpoint import load_checkpoint
+
+    ckpt = load_checkpoint(path)
+    ckpt["model"] = {k: v * 4 if k.endswith("embedding.weight") else v for k, v in ckpt["model"].items()}
+    extra = {k: v for k, v in ckpt.items() if k not in ("config", "model", "attnkit_version", "step")}
+    from attnkit.training.config import ExperimentConfig, from_dict
+
+    model = type("M", (), {"state_dict": lambda self: ckpt["model"]})()
+    return _save(tmp_path / f"{name}.pt", from_dict(ExperimentConfig, ckpt["config"]), model, **extra)
+
+
+@pytest.fixture(scope="module", params=[*RNN_VARIANTS, "transformer"])
+def exported(request, tmp_path_factory, translator_ckpt, transformer_ckpt):
+    from attnkit.checkpoint import load_checkpoint
+    from attnkit.models import build_model
+    from attnkit.training.config import ExperimentConfig, from_dict
+
+    tmp = tmp_path_factory.mktemp(request.param)
+    if request.param == "transformer":
+        path = _peaked(transformer_ckpt, tmp, "model")
+    else:
+        ckpt = load_checkpoint(translator_ckpt)
+        config = from_dict(ExperimentConfig, ckpt["config"])
+        for key, value in RNN_VARIANTS[request.param].items():
+            setattr(config.model.rnn, key, value)
+        torch.manual_seed(1)
+        model = build_model(config.model, 60 if len(ckpt["target_ids"]) == 60 else len(ckpt["target_ids"]))
+        raw = _save(tmp / "raw.pt", config, model, tokenizer=ckpt["tokenizer"], target_ids=ckpt["target_ids"])
+        path = _peaked(raw, tmp, "model")
+    manifest = export(str(path), tmp / "onnx", int8=True)
+    return Translator.from_checkpoint(path), load_export(tmp / "onnx"), manifest
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_onnx_translations_equal_torch(exported, beam):
+    torch_side, onnx_side, _ = exported
+    a = torch_side.translate(SENTENCES, beam=beam, n_best=beam)
+    b = onnx_side.translate(SENTENCES, beam=beam, n_best=beam)
+    for x, y in zip(a, b):
+        assert (x.translation, x.alternatives, x.target_tokens) == (
+            y.translation,
+            y.alternatives,
+            y.target_tokens,
+        )
+        assert x.score == pytest.approx(y.score, abs=1e-4)
+        np.testing.assert_allclose(x.attention, y.attention, atol=1e-5)
+
+
+def test_forced_and_layer_attention_equal_torch(exported):
+    torch_side, onnx_side, _ = exported
+    targets = ["le chat", "abc abc", "mat", "the cat sits"]
+    for (sa, ta, ma), (sb, tb, mb) in zip(
+        torch_side.forced_attention(SENTENCES, targets), onnx_side.forced_attention(SENTENCES, targets)
+    ):
+        assert (sa, ta) == (sb, tb)
+        np.testing.assert_allclose(ma, mb, atol=1e-5)
+    assert onnx_side.attention_layers == torch_side.attention_layers
+    if torch_side.attention_layers:
+        result = torch_side.translate(SENTENCES[:1], beam=1)[0]
+        np.testing.assert_allclose(
+            torch_side.layer_attention(result), onnx_side.layer_attention(result), atol=1e-5
+        )
+        picked = [m for _, _, m in onnx_side.forced_attention(SENTENCES, targets, layer=0, heads=[1])]
+        expected = [m for _, _, m in torch_side.forced_attention(SENTENCES, targets, layer=0, heads=[1])]
+        for x, y in zip(expected, picked):
+            np.testing.assert_allclose(x, y, atol=1e-5)
+
+
+def test_manifest_lists_checksums_and_passes_the_checker(exported):
+    import onnx
+
+    _, onnx_side, manifest = exported
+    root = onnx_side.manifest.root
+    assert set(manifest["files"]) == {p.name for p in root.iterdir()} - {"manifest.json"}
+    for roles in manifest["graphs"].values():
+        for name in roles.values():
+            onnx.checker.check_model(str(root / name))
+            assert onnx.load(str(root / name)).opset_import[0].version >= 17
+    assert manifest["meta"]["verification"]["fp32"]["max_attention_diff"] < 1e-4
+
+
+def test_int8_export_translates(exported):
+    _, onnx_side, _ = exported
+    int8 = load_export(onnx_side.manifest.root, int8=True)
+    results = int8.translate(SENTENCES, beam=3)
+    for r in results:
+        np.testing.assert_allclose(r.attention.sum(-1), 1.0, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def han_export(tmp_path_factory, classifier_ckpt):
+    from attnkit.checkpoint import load_checkpoint
+    from attnkit.training.config import ExperimentConfig, from_dict
+
+    tmp = tmp_path_factory.mktemp("han")
+    ckpt = load_checkpoint(classifier_ckpt)
+    model = type("M", (), {"state_dict": lambda self: ckpt["model"]})()
+    path = _save(
+        tmp / "weighted.pt",
+        from_dict(ExperimentConfig, ckpt["config"]),
+        model,
+        vocabulary=ckpt["vocabulary"],
+        labels=ckpt["labels"],
+        class_weights=[2.0, 1.0, 0.5, 1.0, 3.0],
+        prior_correction=0.5,
+    )
+    export(str(path), tmp / "onnx")
+    return path, tmp / "onnx"
+
+
+REVIEWS = ["love it. great fit!", "terrible fabric ripped. ok i guess. love it", "ok"]
+
+
+@pytest.mark.parametrize("tau", [None, 0.0, 1.0])
+def test_onnx_classifier_equals_torch(han_export, tau):
+    path, folder = han_export
+    a = Classifier.from_checkpoint(path, prior_correction=tau).classify(REVIEWS)
+    b = load_export(folder, prior_correction=tau).classify(REVIEWS)
+    for x, y in zip(a, b):
+        assert x.label == y.label
+        assert x.probabilities == pytest.approx(y.probabilities, abs=1e-5)
+        assert x.sentence_weights == pytest.approx(y.sentence_weights, abs=1e-5)
+        for wx, wy in zip(x.word_weights, y.word_weights):
+            assert wx == pytest.approx(wy, abs=1e-5)
+
+
+def _corrupt(folder, tmp_path, change):
+    import shutil
+
+    copy = tmp_path / "bad"
+    shutil.copytree(folder, copy)
+    change(copy)
+    return copy
+
+
+def _fix_checksum(root, name):
+    from attnkit.files import sha256
+
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["files"][name] = sha256(root / name)
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
+CORRUPTIONS = {
+    "missing graph": (lambda r: (r / "model.onnx").unlink(), "model.onnx: missing"),
+    "changed bytes": (lambda r: (r / "model.onnx").write_bytes(b"\0" * 10), "checksum does not match"),
+    "not onnx": (
+        lambda r: ((r / "model.onnx").write_bytes(b"not a graph"), _fix_checksum(r, "model.onnx")),
+        "onnxruntime cannot load",
+    ),
+    "manifest not json": (lambda r: (r / "manifest.json").write_text("{"), "not valid JSON"),
+    "wrong format": (lambda r: (r / "manifest.json").write_text('{"format": "x"}'), "not an attnkit export"),
+}
+
+
+@pytest.mark.parametrize("case", CORRUPTIONS)
+def test_bad_exports_get_one_line_and_exit_2(han_export, tmp_path, capsys, case):
+    change, message = CORRUPTIONS[case]
+    bad = _corrupt(han_export[1], tmp_path, change)
+    assert main(["classify", "--model", str(bad), "ok"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and str(bad) in err
+
+
+def test_wrong_kind_is_refused(han_export, capsys):
+    assert main(["translate", "--model", str(han_export[1]), "hello"]) == 2
+    assert "is a classification model" in capsys.readouterr().err
+    with pytest.raises(ExportError, match="not a translation model"):
+        read_manifest(han_export[1], "translation")
+
+
+def test_onnx_backend_needs_an_export(translator_ckpt, capsys):
+    assert main(["translate", "--backend", "onnx", "--model", str(translator_ckpt), "hello"]) == 2
+    assert "has no ONNX export" in capsys.readouterr().err
