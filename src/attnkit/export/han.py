@@ -13,7 +13,7 @@ from ..checkpoint import load_checkpoint
 from ..classifier import Classifier
 from ..training.prior import stored_class_weights
 from .graphs import HANGraph
-from .onnx_files import check, quantize_int8, trace
+from .onnx_files import check, quantized, trace
 
 
 def export_han(path: Path, root: Path, int8: bool) -> tuple[Classifier, dict[str, Any]]:
@@ -36,8 +36,7 @@ def export_han(path: Path, root: Path, int8: bool) -> tuple[Classifier, dict[str
     check(root / "model.onnx")
     graphs = {"fp32": {"model": "model.onnx"}}
     if int8:
-        quantize_int8(root / "model.onnx", root / "model.int8.onnx")
-        graphs["int8"] = {"model": "model.int8.onnx"}
+        graphs["int8"] = {"model": quantized(root, "model.onnx", "model.int8.onnx")}
     (root / "vocabulary.json").write_text(json.dumps(classifier.vocab.words, ensure_ascii=False), "utf-8")
     ckpt = load_checkpoint(path)
     meta = {

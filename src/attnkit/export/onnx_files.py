@@ -82,3 +82,14 @@ def quantize_int8(src: Path, dst: Path) -> None:
         quantize_dynamic(
             str(src), str(dst), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Gemm"]
         )
+
+
+def quantized(root: Path, name: str, int8_name: str) -> str:
+    """Quantize ``root/name`` to ``root/int8_name``; when that leaves the file within 10% of its size
+    (nothing quantizable: the weights sit in embeddings and RNN cells), keep the fp32 graph for both
+    variants instead of shipping a near copy. Returns the file the int8 variant uses."""
+    quantize_int8(root / name, root / int8_name)
+    if (root / int8_name).stat().st_size > 0.9 * (root / name).stat().st_size:
+        (root / int8_name).unlink()
+        return name
+    return int8_name

@@ -24,7 +24,7 @@ from .graphs import (
     TransformerStepGraph,
     rnn_fields,
 )
-from .onnx_files import check, quantize_int8, trace
+from .onnx_files import check, quantized, trace
 
 GRAPHS = {"encoder": "encoder.onnx", "step": "step.onnx"}
 INT8 = {"encoder": "encoder.int8.onnx", "step": "step.int8.onnx"}
@@ -127,9 +127,7 @@ def export_seq2seq(path: Path, root: Path, int8: bool) -> tuple[Translator, dict
     for name in GRAPHS.values():
         check(root / name)
     if int8:
-        for role, name in GRAPHS.items():
-            quantize_int8(root / name, root / INT8[role])
-        graphs["int8"] = dict(INT8)
+        graphs["int8"] = {role: quantized(root, name, INT8[role]) for role, name in GRAPHS.items()}
     (root / "tokenizer.model").write_bytes(translator.tokenizer.model_proto)
     meta: dict[str, Any] = {"tokenizer": "tokenizer.model"}
     if translator.target_tokenizer is not translator.tokenizer:
