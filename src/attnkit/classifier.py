@@ -18,7 +18,7 @@ from .data.documents import (
 from .device import model_device, resolve_device, to_device
 from .models.build import build_for_checkpoint, load_for_inference, restore
 from .results import Classification, check_texts, classification
-from .training.prior import prior_bias
+from .training.prior import prior_bias, stored_class_weights
 
 __all__ = ["Classification", "Classifier"]
 
@@ -43,6 +43,8 @@ class Classifier:
             path,
         )
         self.prior_bias = prior_bias
+        self.class_weights: list[float] = [1.0] * len(labels)  # the training loss's (prior correction)
+        self.prior_correction = 0.0
 
     @classmethod
     def from_checkpoint(
@@ -59,7 +61,12 @@ class Classifier:
             raise ValueError("int8 weights run on the CPU only; use --device cpu")
         model = restore(model, ckpt, int8).to(on)
         bias = prior_bias(ckpt, prior_correction)
-        return cls(model, vocab, list(ckpt["labels"]), config, str(path), bias)
+        classifier = cls(model, vocab, list(ckpt["labels"]), config, str(path), bias)
+        classifier.class_weights = stored_class_weights(ckpt) or [1.0] * len(classifier.labels)
+        classifier.prior_correction = float(
+            ckpt.get("prior_correction", 0.0) if prior_correction is None else prior_correction
+        )
+        return classifier
 
     def documents(self, texts: Sequence[str]) -> list[Document]:
         return [document_from_text(t) for t in texts]

@@ -34,6 +34,10 @@ class Translation:
     score: float
     alternatives: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    alternative_scores: list[float] = field(default_factory=list)
+    # the ids behind source_tokens / target_tokens (without </s>), so maps can be recomputed exactly
+    source_ids: list[int] = field(default_factory=list, repr=False)
+    target_ids: list[int] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -44,8 +48,42 @@ class Translation:
             "attention": [[round(float(x), 5) for x in row] for row in self.attention],
             "score": round(self.score, 5),
             **({"alternatives": self.alternatives} if self.alternatives else {}),
+            **(
+                {"alternative_scores": [round(x, 5) for x in self.alternative_scores]}
+                if self.alternatives
+                else {}
+            ),
             **({"warnings": self.warnings} if self.warnings else {}),
         }
+
+
+def layer_attention_json(maps: np.ndarray) -> list[Any]:
+    """Per layer, head, target and source token (L, H, T, S), rounded as ``to_json`` rounds."""
+    return list(np.round(np.asarray(maps, dtype=np.float64), 5).tolist())
+
+
+def explorer_rows(
+    translator: Any, results: Sequence[Translation], layers: bool = True
+) -> list[dict[str, Any]]:
+    """``to_json`` of each result, with every layer's and head's cross-attention for a Transformer."""
+    rows = []
+    for r in results:
+        row = r.to_json()
+        maps = translator.layer_attention(r) if layers and r.translation else None
+        if maps is not None:
+            row["layer_attention"] = layer_attention_json(maps)
+        rows.append(row)
+    return rows
+
+
+def prior_json(classifier: Any) -> dict[str, Any]:
+    """What a page needs to re-decide under another prior correction (``training.prior``)."""
+    weights = [float(w) for w in classifier.class_weights]
+    return {
+        "labels": list(classifier.labels),
+        "class_weights": weights,
+        "prior_correction": classifier.prior_correction,
+    }
 
 
 class TranslatorBase:
@@ -125,7 +163,16 @@ class TranslatorBase:
             score=best.score,
             alternatives=[self.target_tokenizer.decode(h.tokens) for h in nbest[1:]],
             warnings=notes,
+            alternative_scores=[h.score for h in nbest[1:]],
+            source_ids=list(src_ids),
+            target_ids=list(best.tokens),
         )
+
+    def result_ids(self, result: Translation) -> tuple[list[int], list[int]]:
+        """The ids a translation was decoded from and to (re-encoded from its text if it has none)."""
+        if result.source_ids or result.target_ids:
+            return result.source_ids, result.target_ids
+        return self._encode(normalize(result.source)), self.target_tokenizer.encode(result.translation)
 
     def pair_ids(
         self, sources: Sequence[str], targets: Sequence[str]

@@ -12,7 +12,6 @@ from torch import nn
 
 from .config import ExperimentConfig
 from .data.batching import make_batch
-from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer, vocabularies_from
 from .decoding import TorchStepper
 from .device import model_device, resolve_device, to_device
@@ -115,8 +114,7 @@ class Translator(TranslatorBase):
         """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
         if not self.attention_layers:
             return None
-        src_ids = self._encode(normalize(result.source))
-        tgt_ids = self.target_tokenizer.encode(result.translation)
+        src_ids, tgt_ids = self.result_ids(result)
         batch = to_device(make_batch([src_ids], [tgt_ids]), model_device(self.model))
         with torch.no_grad():
             out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)

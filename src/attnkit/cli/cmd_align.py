@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 
@@ -89,21 +88,10 @@ def word_links(
     heads: list[int] | None,
     shift: int = 0,
 ) -> list[set[tuple[int, int]]]:
-    """Word links per sentence. Attention row t is the step that predicts target piece t; with
-    ``shift`` 1, target piece t uses row t + 1, the step that reads it as input."""
-    from ..data.words import aggregate_to_words
-    from ..evaluation.alignment import align
+    """``evaluation.alignment.attention_links`` (kept here for scripts that import it)."""
+    from ..evaluation.alignment import attention_links
 
-    out = []
-    for (src_p, tgt_p, att), src, tgt in zip(
-        translator.forced_attention(sources, targets, layer, heads), sources, targets
-    ):
-        att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)
-        words = aggregate_to_words(att, src_p, tgt_p)[: len(tgt.split()), :-1]  # no </s> row or column
-        if words.shape != (len(tgt.split()), len(src.split())):
-            print(f"warning: word count mismatch in {src[:40]!r}; links may be offset", file=sys.stderr)
-        out.append(align(words, method, threshold))
-    return out
+    return attention_links(translator, sources, targets, method, threshold, layer, heads, shift)
 
 
 def _score(gold: str, links: list[set[tuple[int, int]]]) -> Any:

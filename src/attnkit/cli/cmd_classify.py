@@ -14,7 +14,9 @@ def add_parser(sub: Any, name: str) -> None:
         p.add_argument("text", nargs="*", help="documents; read from stdin, one per line, when none")
         p.add_argument("--model", default=None, help="checkpoint or shipped classifier (default: shipped)")
         p.add_argument("--json", action="store_true", help="one JSON object per document")
-        p.add_argument("--html", metavar="FILE", help="write a page highlighting the attention")
+        p.add_argument(
+            "--html", metavar="FILE", help="write the explorer's classify view as one offline page"
+        )
         _prior_option(p)
         p.set_defaults(run=run_classify)
         return
@@ -55,13 +57,16 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 def run_classify(args: argparse.Namespace) -> int:
+    from ..data.documents import MAX_SENTENCES, MAX_WORDS
     from ..files import atomic_write_text
-    from ..visualization.html import attention_page
+    from ..results import prior_json
+    from ..visualization.explorer import static_page
 
     texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
         raise ValueError("no input: give documents as arguments or on stdin")
-    results = _load(args).classify(texts)
+    classifier = _load(args)
+    results = classifier.classify(texts)
     for r in results:
         if args.json:
             print(json.dumps(r.to_json(), ensure_ascii=False))
@@ -69,8 +74,14 @@ def run_classify(args: argparse.Namespace) -> int:
             top = max(r.probabilities.values())
             print(f"{r.label} stars (p={top:.2f})  {r.text[:70]}")
     if args.html:
-        atomic_write_text(args.html, attention_page(results))
-        print(f"attention page written to {args.html}", file=sys.stderr)
+        data = {
+            "view": "classify",
+            "results": [r.to_json() for r in results],
+            "prior": prior_json(classifier),
+            "limits": {"max_sentences": MAX_SENTENCES, "max_words": MAX_WORDS},
+        }
+        atomic_write_text(args.html, static_page(data))
+        print(f"explorer page written to {args.html}", file=sys.stderr)
     return 0
 
 

@@ -26,6 +26,11 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument(
         "--int8", action="store_true", help="int8 weights: faster CPU decoding of small batches (see README)"
     )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the explorer's translate view of the results as one offline page",
+    )
     p.add_argument("--words", action="store_true", help="plot word-level attention (subwords merged)")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     p.add_argument(
@@ -52,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(r.to_json(), ensure_ascii=False) if args.json else r.translation)
     if args.plot:
         _plot(args, translator, results)
+    if args.html:
+        from ..files import atomic_write_text
+        from ..results import explorer_rows
+        from ..visualization.explorer import static_page
+
+        page = static_page({"view": "translate", "results": explorer_rows(translator, results)})
+        atomic_write_text(args.html, page)
+        print(f"explorer page written to {args.html}", file=sys.stderr)
     return 0
 
 

@@ -16,6 +16,7 @@ from . import (
     cmd_export,
     cmd_list,
     cmd_plot,
+    cmd_serve,
     cmd_train,
     cmd_translate,
 )
@@ -32,6 +33,7 @@ COMMANDS = {
     "ensemble": cmd_ensemble,
     "convert": cmd_convert,
     "export": cmd_export,
+    "serve": cmd_serve,
     "list": cmd_list,
 }
 

@@ -6,13 +6,16 @@ Alignments are sets of (source word, target word) pairs, 0-based; Pharaoh format
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..data.parallel import DataError
+from ..data.words import aggregate_to_words
 
 Links = set[tuple[int, int]]
 METHODS = ("argmax", "intersect", "threshold", "union")
@@ -71,19 +74,49 @@ def aer(predicted: Sequence[Links], sure: Sequence[Links], possible: Sequence[Li
 def read_naacl(path: str | Path, n_sentences: int) -> tuple[list[Links], list[Links]]:
     """Read WPT-03 gold links ``SENT SRC TGT [S|P]`` (1-based). Returns (sure, possible) 0-based,
     with possible = sure | P. A missing type counts as sure."""
+    return parse_naacl(Path(path).read_text(encoding="utf-8"), n_sentences, str(path))
+
+
+def parse_naacl(text: str, n_sentences: int, where: str = "gold") -> tuple[list[Links], list[Links]]:
+    """``read_naacl`` on text already read (an upload); errors name ``where`` and the line."""
     sure: list[Links] = [set() for _ in range(n_sentences)]
     prob: list[Links] = [set() for _ in range(n_sentences)]
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue
         if len(fields) not in (3, 4) or not all(f.isdigit() for f in fields[:3]):
-            raise DataError(f"{path}:{number}: expected 'SENT SRC TGT [S|P]', got {line!r}")
+            raise DataError(f"{where}:{number}: expected 'SENT SRC TGT [S|P]', got {line[:80]!r}")
         sent, src, tgt = (int(f) for f in fields[:3])
         kind = fields[3] if len(fields) == 4 else "S"
         if not 1 <= sent <= n_sentences or kind not in ("S", "P"):
             raise DataError(
-                f"{path}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind!r} not S/P"
+                f"{where}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind!r} not S/P"
             )
         (sure if kind == "S" else prob)[sent - 1].add((src - 1, tgt - 1))
     return sure, [s | p for s, p in zip(sure, prob)]
+
+
+def attention_links(
+    translator: Any,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    method: str = "argmax",
+    threshold: float = 0.3,
+    layer: int | None = None,
+    heads: Sequence[int] | None = None,
+    shift: int = 0,
+) -> list[Links]:
+    """Word links per sentence pair from a translator's forced attention (any backend). Attention row t
+    is the step that predicts target piece t; with ``shift`` 1, target piece t uses row t + 1, the step
+    that reads it as input. Sources and targets are whitespace-tokenized words."""
+    out = []
+    for (src_p, tgt_p, att), src, tgt in zip(
+        translator.forced_attention(sources, targets, layer, heads), sources, targets
+    ):
+        att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)
+        words = aggregate_to_words(att, src_p, tgt_p)[: len(tgt.split()), :-1]  # no </s> row or column
+        if words.shape != (len(tgt.split()), len(src.split())):
+            warnings.warn(f"word count mismatch in {src[:40]!r}; links may be offset", stacklevel=2)
+        out.append(align(words, method, threshold))
+    return out

@@ -37,6 +37,7 @@ class OnnxClassifier:
         self.vocab = Vocabulary(words)
         self.class_weights: list[float] = list(meta.get("class_weights") or [1.0] * len(self.labels))
         tau = meta.get("prior_correction", 0.0) if prior_correction is None else prior_correction
+        self.prior_correction = float(tau)
         self.prior_bias = log_prior(self.class_weights, tau)
         self.session = sessions(manifest, variant, intra_threads)["model"]
 

@@ -155,6 +155,6 @@ class OnnxTranslator(TranslatorBase):
         """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
         if not self.attention_layers:
             return None
-        src_ids, tgt_ids = self.pair_ids([result.source], [result.translation])
-        maps = self._forced(src_ids, tgt_ids, "layer_attention")[0]  # (T, L, H, S)
+        src_ids, tgt_ids = self.result_ids(result)
+        maps = self._forced([src_ids], [tgt_ids], "layer_attention")[0]  # (T, L, H, S)
         return np.ascontiguousarray(maps.transpose(1, 2, 0, 3))

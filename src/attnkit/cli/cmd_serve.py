@@ -1,0 +1,48 @@
+"""``attnkit serve``: the explorer (translate, classify, align) and its JSON API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_parser(sub: Any, name: str) -> None:
+    p = sub.add_parser(name, help="the attention explorer in the browser, and its JSON API")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
+    )
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--translator", action="append", help="shipped name or path; repeat for several (default: shipped)"
+    )
+    p.add_argument(
+        "--classifier", action="append", help="shipped name or path; repeat for several (default: shipped)"
+    )
+    p.add_argument("--backend", choices=("auto", "onnx", "torch"), default="auto")
+    p.add_argument("--no-batching", action="store_true", help="run each request alone (for comparison)")
+    p.add_argument("--max-wait-ms", type=float, default=4.0, help="how long a batch waits for more requests")
+    p.add_argument(
+        "--cors", action="append", metavar="ORIGIN", help="allow browser calls from ORIGIN (default: none)"
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..serve import ModelSet, create_app
+
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0..65535, got {args.port}")
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(
+            f"warning: --host {args.host} makes the explorer reachable from other machines", file=sys.stderr
+        )
+    models = ModelSet(args.translator or ["enfr-rnn"], args.classifier or ["reviews-han"], args.backend)
+    app = create_app(models, batching=not args.no_batching, cors=args.cors, max_wait=args.max_wait_ms / 1000)
+    names = ", ".join([*models.translators, *models.classifiers])
+    print(f"attnkit explorer on http://{args.host}:{args.port}/ ({names}); Ctrl-C stops it", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    print("attnkit explorer stopped", file=sys.stderr)
+    return 0

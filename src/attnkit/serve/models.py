@@ -1,0 +1,129 @@
+"""The models a server was started with, loaded once, chosen by name in requests (never by path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..api import load_classifier, load_translator
+from ..data.documents import MAX_SENTENCES, MAX_WORDS
+from ..evaluation.alignment import Links, aer, attention_links, parse_naacl
+from ..results import Classification
+
+
+@dataclass
+class Loaded:
+    name: str
+    model: Any
+    backend: str
+
+
+def _name(spec: str) -> str:
+    """A display name for ``--translator``/``--classifier`` values: shipped names as they are, paths by
+    their folder or file stem (the path itself is never shown to clients)."""
+    path = Path(spec)
+    if len(path.parts) == 1 and not path.suffix:
+        return spec
+    return (
+        path.parent.name if path.name in ("model.pt", "best.pt", "manifest.json") else path.stem or path.name
+    )
+
+
+def _backend(model: Any) -> str:
+    return "onnx" if type(model).__module__.startswith("attnkit.runtime") else "torch"
+
+
+class ModelSet:
+    """Translators and classifiers by name; the first of each kind is the default."""
+
+    def __init__(self, translators: list[str], classifiers: list[str], backend: str = "auto") -> None:
+        self.translators: dict[str, Loaded] = {}
+        self.classifiers: dict[str, Loaded] = {}
+        for spec in translators:
+            model = load_translator(spec, backend=backend)
+            self.translators[_name(spec)] = Loaded(_name(spec), model, _backend(model))
+        for spec in classifiers:
+            model = load_classifier(spec, backend=backend)
+            self.classifiers[_name(spec)] = Loaded(_name(spec), model, _backend(model))
+
+    @staticmethod
+    def pick(models: dict[str, Loaded], name: Any, kind: str) -> Loaded:
+        if not models:
+            raise LookupError(f"this server was started without a {kind} (attnkit serve --{kind} NAME)")
+        if name is None:
+            return next(iter(models.values()))
+        if not isinstance(name, str) or name not in models:
+            raise LookupError(f"field 'model': unknown {kind} {name!r}; valid: {', '.join(models)}")
+        return models[name]
+
+    def describe(self) -> dict[str, Any]:
+        translators = [
+            {
+                "name": t.name,
+                "backend": t.backend,
+                "layers": t.model.attention_layers,
+                "heads": t.model.attention_heads,
+                "default": i == 0,
+            }
+            for i, t in enumerate(self.translators.values())
+        ]
+        classifiers = [
+            {
+                "name": c.name,
+                "backend": c.backend,
+                "labels": c.model.labels,
+                "class_weights": [round(float(w), 6) for w in c.model.class_weights],
+                "prior_correction": c.model.prior_correction,
+                "default": i == 0,
+            }
+            for i, c in enumerate(self.classifiers.values())
+        ]
+        limits = {"max_sentences": MAX_SENTENCES, "max_words": MAX_WORDS}
+        return {"translators": translators, "classifiers": classifiers, "limits": limits}
+
+
+def reprior(result: Classification, weights: list[float], tau_from: float, tau_to: float) -> Classification:
+    """The decision at prior correction ``tau_to`` from one made at ``tau_from``:
+    p_to(c) ∝ p_from(c) * w_c ** (tau_from - tau_to) (see ``training.prior``)."""
+    if tau_from == tau_to:
+        return result
+    scaled = {c: p * w ** (tau_from - tau_to) for (c, p), w in zip(result.probabilities.items(), weights)}
+    total = sum(scaled.values())
+    probs = {c: p / total for c, p in scaled.items()}
+    return Classification(
+        result.text,
+        max(probs, key=lambda c: probs[c]),
+        probs,
+        result.sentences,
+        result.sentence_weights,
+        result.word_weights,
+        result.unread_words,
+    )
+
+
+def alignment_report(
+    translator: Any, sources: list[str], targets: list[str], method: str, gold: str | None
+) -> dict[str, Any]:
+    """Links per pair, coloured against gold links (NAACL text, 1-based) when given, with AER."""
+    links = attention_links(translator, sources, targets, method)
+    sure: list[Links] | None = None
+    possible: list[Links] = []
+    if gold:
+        sure, possible = parse_naacl(gold, len(sources), "field 'gold'")
+    results = []
+    for i, (src, tgt, found) in enumerate(zip(sources, targets, links)):
+        row: dict[str, Any] = {"source_words": src.split(), "target_words": tgt.split()}
+        ordered = sorted(found)
+        row["links"] = [list(link) for link in ordered]
+        if sure is not None:
+            row["status"] = [
+                "sure" if x in sure[i] else "possible" if x in possible[i] else "wrong" for x in ordered
+            ]
+            row["missed"] = [list(x) for x in sorted(sure[i] - found)]
+        results.append(row)
+    score = None
+    if sure is not None:
+        s = aer(links, sure, possible)
+        score = {"aer": round(s.aer, 4), "precision": round(s.precision, 4), "recall": round(s.recall, 4)}
+    return {"results": results, "score": score, "method": method}

@@ -1,0 +1,398 @@
+// attnkit explorer: translate, classify and align views over the JSON API (or over embedded results).
+// User text only ever reaches the page as text nodes (el/svg below never parse HTML).
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const SPECIALS = new Set(["</s>", "<s>", "<pad>"]);
+const state = { models: null, limits: { max_sentences: 30, max_words: 60 } };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+function status(message, isError) {
+  const node = document.getElementById("status");
+  node.textContent = message;
+  node.className = isError ? "error" : "";
+}
+
+async function api(path, body) {
+  const response = await fetch(path, body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error || response.statusText);
+  return data;
+}
+
+// ---- attention arithmetic (the same rules as attnkit.data.words and attnkit.attention) -------------
+
+function wordGroups(pieces) {
+  const groups = [];
+  pieces.forEach((p, i) => {
+    if (!groups.length || p.startsWith("\u2581") || SPECIALS.has(p) || SPECIALS.has(pieces[i - 1])) groups.push([i]);
+    else groups[groups.length - 1].push(i);
+  });
+  return groups;
+}
+
+function groupLabel(pieces, group) {
+  const word = group.map((i) => pieces[i]).join("").replace(/^\u2581/, "");
+  return word || pieces[group[0]];
+}
+
+function toWords(matrix, src, tgt) {
+  // source word = sum of its pieces' columns; target word = mean of its pieces' rows
+  const sg = wordGroups(src), tg = wordGroups(tgt);
+  const cols = matrix.map((row) => sg.map((g) => g.reduce((a, j) => a + row[j], 0)));
+  const rows = tg.map((g) => cols[0].map((_, j) => g.reduce((a, i) => a + cols[i][j], 0) / g.length));
+  return { matrix: rows, src: sg.map((g) => groupLabel(src, g)), tgt: tg.map((g) => groupLabel(tgt, g)) };
+}
+
+function meanHeads(layer) {
+  return layer[0].map((row, t) => row.map((_, s) => layer.reduce((a, h) => a + h[t][s], 0) / layer.length));
+}
+
+function entropy(row) {
+  return -row.reduce((a, w) => (w > 0 ? a + w * Math.log(w) : a), 0);
+}
+
+function display(token) {
+  return token === "\u2581" ? "_" : token.replace(/\u2581/g, "");
+}
+
+// ---- translate view --------------------------------------------------------------------------------
+
+function currentView(result, view) {
+  let matrix = result.attention, src = result.source_tokens, tgt = result.target_tokens;
+  if (view.layer !== "model" && result.layer_attention) {
+    const layer = result.layer_attention[Number(view.layer)];
+    matrix = view.head === "mean" ? meanHeads(layer) : layer[Number(view.head)];
+  }
+  if (view.words) ({ matrix, src, tgt } = toWords(matrix, src, tgt));
+  return { matrix, src, tgt };
+}
+
+function highlight(card, side, index, weights) {
+  // hovering a token of `side` shades the other side's tokens by `weights`
+  const other = side === "target" ? "source" : "target";
+  card.querySelectorAll(`.tok.${other}`).forEach((node, j) => {
+    const w = index === null ? 0 : weights[j];
+    node.style.backgroundColor = index === null ? "" : `rgba(214, 69, 36, ${w.toFixed(4)})`;
+    node.dataset.highlight = index === null ? "" : w.toFixed(5);
+  });
+  card.querySelectorAll(`.tok.${side}`).forEach((node, j) => node.classList.toggle("active", j === index));
+  card.querySelectorAll("rect.cell").forEach((cell) => {
+    const hit = index !== null && Number(cell.dataset[side === "target" ? "row" : "col"]) === index;
+    cell.classList.toggle("hot", hit);
+  });
+}
+
+function tokenStrip(card, tokens, side, matrix) {
+  const strip = el("div", { class: `strip ${side}` }, el("span", { class: "side" }, side));
+  tokens.forEach((token, i) => {
+    const node = el("span", { class: `tok ${side}`, "data-index": i, tabindex: 0 }, display(token));
+    const weights = () => (side === "target" ? matrix[i] : matrix.map((row) => row[i]));
+    node.addEventListener("mouseenter", () => highlight(card, side, i, weights()));
+    node.addEventListener("focus", () => highlight(card, side, i, weights()));
+    node.addEventListener("mouseleave", () => highlight(card, side, null, []));
+    strip.append(node);
+  });
+  return strip;
+}
+
+function matrixSvg(matrix, src, tgt) {
+  const cell = 26, left = 110, top = 90, right = 70;
+  const width = left + cell * src.length + right, height = top + cell * tgt.length + 10;
+  const root = svg("svg", { xmlns: SVG, class: "matrix", width, height, viewBox: `0 0 ${width} ${height}` });
+  root.append(svg("rect", { x: 0, y: 0, width, height, fill: "#ffffff" }));
+  src.forEach((token, j) => {
+    const x = left + j * cell + cell / 2;
+    root.append(svg("text", { x, y: top - 6, class: "col-label", transform: `rotate(-55 ${x} ${top - 6})` }, display(token)));
+  });
+  root.append(svg("text", { x: left + cell * src.length + 8, y: top - 6, class: "col-label" }, "entropy"));
+  tgt.forEach((token, i) => {
+    const y = top + i * cell + cell / 2 + 4;
+    root.append(svg("text", { x: left - 6, y, class: "row-label", "text-anchor": "end" }, display(token)));
+    matrix[i].forEach((w, j) => {
+      root.append(svg("rect", {
+        class: "cell", x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
+        fill: "#d64524", "fill-opacity": Math.max(w, 0.02).toFixed(4), "data-row": i, "data-col": j,
+        "data-weight": w.toFixed(5),
+      })).append(svg("title", {}, `${display(token)} \u2192 ${display(src[j])}: ${w.toFixed(3)}`));
+    });
+    root.append(svg("text", { x: left + cell * src.length + 8, y, class: "entropy", "data-row": i }, entropy(matrix[i]).toFixed(2)));
+  });
+  return root;
+}
+
+function linksSvg(matrix, src, tgt) {
+  const step = 70, width = Math.max(src.length, tgt.length) * step + 40, height = 150;
+  const root = svg("svg", { xmlns: SVG, class: "links", width, height, viewBox: `0 0 ${width} ${height}` });
+  const sx = (j) => 20 + j * step + step / 2, tx = (i) => 20 + i * step + step / 2;
+  matrix.forEach((row, i) => row.forEach((w, j) => {
+    if (w >= 0.02) root.append(svg("line", { x1: tx(i), y1: 118, x2: sx(j), y2: 30, class: "link", "stroke-opacity": w.toFixed(4), "data-row": i, "data-col": j }));
+  }));
+  src.forEach((t, j) => root.append(svg("text", { x: sx(j), y: 20, "text-anchor": "middle" }, display(t))));
+  tgt.forEach((t, i) => root.append(svg("text", { x: tx(i), y: 138, "text-anchor": "middle" }, display(t))));
+  return root;
+}
+
+function download(name, type, content) {
+  const link = el("a", { href: URL.createObjectURL(new Blob([content], { type })), download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+}
+
+function exportPng(svgNode, name) {
+  const image = new Image();
+  const data = new XMLSerializer().serializeToString(svgNode);
+  image.onload = () => {
+    const canvas = el("canvas", { width: svgNode.getAttribute("width") * 2, height: svgNode.getAttribute("height") * 2 });
+    const context = canvas.getContext("2d");
+    context.scale(2, 2);
+    context.drawImage(image, 0, 0);
+    canvas.toBlob((blob) => download(name, "image/png", blob));
+  };
+  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(data);
+}
+
+function select(id, options, value) {
+  const node = el("select", { id });
+  options.forEach(([v, label]) => node.append(el("option", { value: v }, label)));
+  node.value = value;
+  return node;
+}
+
+function translationCard(result, index) {
+  const card = el("article", { class: "card translation-card", "data-index": index });
+  card.append(el("p", { class: "source" }, result.source));
+  card.append(el("p", { class: "translation" }, result.translation));
+  card.append(el("p", { class: "score" }, `log-probability ${result.score} (length-normalized)`));
+  if (result.alternatives && result.alternatives.length) {
+    const list = el("ol", { class: "nbest", start: 2 });
+    result.alternatives.forEach((alt, k) => list.append(el("li", {}, alt, el("span", { class: "score" }, ` ${result.alternative_scores[k]}`))));
+    card.append(el("details", {}, el("summary", {}, `n-best (${result.alternatives.length + 1})`), list));
+  }
+  (result.warnings || []).forEach((w) => card.append(el("p", { class: "warning" }, w)));
+  if (!result.translation) return card;
+  const view = { words: false, layer: "model", head: "mean" };
+  const bar = el("div", { class: "row view-controls" });
+  const words = el("input", { type: "checkbox", class: "words-toggle" });
+  bar.append(el("label", {}, words, " words (subwords merged)"));
+  let layerSelect = null, headSelect = null;
+  if (result.layer_attention) {
+    const layers = result.layer_attention.length, heads = result.layer_attention[0].length;
+    layerSelect = select(`layer-${index}`, [["model", "decoding attention"], ...[...Array(layers).keys()].map((l) => [l, `layer ${l}`])], "model");
+    headSelect = select(`head-${index}`, [["mean", "head mean"], ...[...Array(heads).keys()].map((h) => [h, `head ${h}`])], "mean");
+    layerSelect.classList.add("layer-select");
+    headSelect.classList.add("head-select");
+    bar.append(el("label", {}, "layer ", layerSelect), el("label", {}, "head ", headSelect));
+  }
+  const exports = el("span", { class: "exports" });
+  ["SVG", "PNG", "JSON"].forEach((kind) => exports.append(el("button", { type: "button", "data-export": kind.toLowerCase() }, kind)));
+  bar.append(exports);
+  card.append(bar);
+  const body = el("div", { class: "attention" });
+  card.append(body);
+  const draw = () => {
+    view.words = words.checked;
+    if (layerSelect) { view.layer = layerSelect.value; view.head = headSelect.value; headSelect.disabled = view.layer === "model"; }
+    const { matrix, src, tgt } = currentView(result, view);
+    body.replaceChildren(tokenStrip(card, src, "source", matrix), tokenStrip(card, tgt, "target", matrix), matrixSvg(matrix, src, tgt), linksSvg(matrix, src, tgt));
+    card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix, view: { ...view } };
+  };
+  [words, layerSelect, headSelect].forEach((node) => node && node.addEventListener("change", draw));
+  exports.addEventListener("click", (event) => {
+    const kind = event.target.dataset && event.target.dataset.export;
+    const stem = `attention-${index + 1}`;
+    if (kind === "svg") download(`${stem}.svg`, "image/svg+xml", new XMLSerializer().serializeToString(body.querySelector("svg.matrix")));
+    if (kind === "png") exportPng(body.querySelector("svg.matrix"), `${stem}.png`);
+    if (kind === "json") download(`${stem}.json`, "application/json", JSON.stringify(card.currentView, null, 1));
+  });
+  draw();
+  return card;
+}
+
+function showTranslations(results) {
+  const box = document.getElementById("translate-results");
+  box.replaceChildren(...results.map((r, i) => translationCard(r, i)));
+}
+
+// ---- classify view ---------------------------------------------------------------------------------
+
+function reprior(probs, weights, tauFrom, tauTo) {
+  const scaled = probs.map((p, c) => p * Math.pow(weights[c], tauFrom - tauTo));
+  const total = scaled.reduce((a, b) => a + b, 0);
+  return scaled.map((p) => p / total);
+}
+
+function classificationCard(result, prior, index) {
+  const card = el("article", { class: "card classification-card", "data-index": index });
+  const labels = prior.labels, base = labels.map((c) => result.probabilities[c]);
+  const decision = el("p", { class: "decision" });
+  const bars = el("div", { class: "bars" });
+  const slider = el("input", { type: "range", min: 0, max: 1, step: 0.05, value: prior.prior_correction, class: "prior-slider" });
+  const tauText = el("span", { class: "tau" });
+  const redraw = () => {
+    const tau = Number(slider.value);
+    const probs = reprior(base, prior.class_weights, prior.prior_correction, tau);
+    const best = probs.indexOf(Math.max(...probs));
+    decision.replaceChildren(el("span", { class: "label", "data-label": labels[best] }, `${labels[best]} stars`), ` (p = ${probs[best].toFixed(2)})`);
+    card.dataset.label = labels[best];
+    tauText.textContent = `prior correction ${tau.toFixed(2)}`;
+    bars.replaceChildren(...labels.map((c, k) => el("div", { class: "bar-row" }, el("span", { class: "bar-label" }, c),
+      el("span", { class: "bar", style: `width: ${(probs[k] * 100).toFixed(1)}%`, "data-probability": probs[k].toFixed(5) }),
+      el("span", { class: "bar-value" }, probs[k].toFixed(3)))));
+  };
+  slider.addEventListener("input", redraw);
+  card.append(decision, bars, el("label", { class: "row" }, tauText, slider));
+  const text = el("div", { class: "document" });
+  result.sentences.forEach((words, j) => {
+    const sw = result.sentence_weights[j];
+    const row = el("p", { class: "sentence", "data-weight": sw.toFixed(5), style: `border-left-color: rgba(33, 102, 172, ${Math.max(sw, 0.05).toFixed(4)})` },
+      el("span", { class: "sentence-weight" }, sw.toFixed(2)));
+    const ww = result.word_weights[j], top = Math.max(...ww, 1e-9);
+    words.forEach((word, k) => {
+      const unread = j >= state.limits.max_sentences || k >= state.limits.max_words;
+      const node = el("span", { class: unread ? "word unread" : "word", "data-weight": ww[k].toFixed(5), title: unread ? "not read by the model" : `weight ${ww[k].toFixed(3)}` }, word);
+      if (!unread) node.style.backgroundColor = `rgba(214, 69, 36, ${(ww[k] / top).toFixed(4)})`;
+      row.append(node, " ");
+    });
+    text.append(row);
+  });
+  if (result.unread_words) card.append(el("p", { class: "warning" }, `${result.unread_words} words past the model's limits were not read (dotted).`));
+  card.append(text);
+  redraw();
+  return card;
+}
+
+function showClassifications(data) {
+  const box = document.getElementById("classify-results");
+  box.replaceChildren(...data.results.map((r, i) => classificationCard(r, data.prior, i)));
+}
+
+// ---- align view ------------------------------------------------------------------------------------
+
+function alignmentCard(result, index) {
+  const card = el("article", { class: "card alignment-card", "data-index": index });
+  const step = 80, n = Math.max(result.source_words.length, result.target_words.length);
+  const root = svg("svg", { xmlns: SVG, class: "alignment", width: n * step + 40, height: 150 });
+  const x = (i) => 20 + i * step + step / 2;
+  (result.missed || []).forEach(([s, t]) => root.append(svg("line", { x1: x(s), y1: 30, x2: x(t), y2: 118, class: "missed" })));
+  result.links.forEach(([s, t], k) => {
+    const kind = result.status ? result.status[k] : "predicted";
+    root.append(svg("line", { x1: x(s), y1: 30, x2: x(t), y2: 118, class: `align ${kind}`, "data-status": kind }));
+  });
+  result.source_words.forEach((w, i) => root.append(svg("text", { x: x(i), y: 20, "text-anchor": "middle" }, w)));
+  result.target_words.forEach((w, i) => root.append(svg("text", { x: x(i), y: 138, "text-anchor": "middle" }, w)));
+  card.append(root);
+  return card;
+}
+
+function showAlignments(data) {
+  const box = document.getElementById("align-results");
+  const cards = data.results.map((r, i) => alignmentCard(r, i));
+  if (data.score) {
+    const s = data.score;
+    cards.unshift(el("p", { class: "aer" }, `AER ${s.aer}  precision ${s.precision}  recall ${s.recall}  (links: sure, possible, wrong; dashed: missed sure)`));
+  }
+  box.replaceChildren(...cards);
+}
+
+// ---- wiring ----------------------------------------------------------------------------------------
+
+function showView(name) {
+  document.querySelectorAll(".view").forEach((v) => { v.hidden = v.id !== `view-${name}`; });
+  document.querySelectorAll("#tabs a").forEach((a) => a.classList.toggle("current", a.dataset.view === name));
+}
+
+function fillModels(id, models) {
+  const node = document.getElementById(id);
+  node.replaceChildren(...models.map((m) => el("option", { value: m.name }, `${m.name} (${m.backend})`)));
+}
+
+function lines(id) {
+  return document.getElementById(id).value.split("\n").map((s) => s.trim()).filter((s) => s);
+}
+
+function busy(form, promise) {
+  const button = form.querySelector("button[type=submit]");
+  button.disabled = true;
+  status("working\u2026");
+  return promise.then(() => status("")).catch((e) => status(e.message, true)).finally(() => { button.disabled = false; });
+}
+
+function wireForms() {
+  document.getElementById("translate-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const beam = Number(document.getElementById("translate-beam").value);
+    const body = {
+      sentences: lines("translate-input"), beam, n_best: Math.min(Number(document.getElementById("translate-nbest").value), beam),
+      model: document.getElementById("translate-model").value || undefined, layers: true,
+    };
+    busy(event.target, api("/api/translate", body).then((data) => showTranslations(data.results)));
+  });
+  document.getElementById("classify-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = document.getElementById("classify-input").value;
+    const body = { documents: [text], model: document.getElementById("classify-model").value || undefined };
+    busy(event.target, api("/api/classify", body).then(showClassifications));
+  });
+  document.getElementById("align-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const gold = document.getElementById("align-gold").value.trim();
+    const body = {
+      sources: lines("align-src"), targets: lines("align-tgt"), method: document.getElementById("align-method").value,
+      model: document.getElementById("align-model").value || undefined, ...(gold ? { gold } : {}),
+    };
+    busy(event.target, api("/api/align", body).then(showAlignments));
+  });
+  [["align-src-file", "align-src"], ["align-tgt-file", "align-tgt"], ["align-gold-file", "align-gold"]].forEach(([file, area]) => {
+    document.getElementById(file).addEventListener("change", async (event) => {
+      const chosen = event.target.files[0];
+      if (chosen) document.getElementById(area).value = await chosen.text();
+    });
+  });
+}
+
+async function start() {
+  const tabs = () => showView((location.hash || "#translate").slice(1));
+  window.addEventListener("hashchange", tabs);
+  const embedded = document.getElementById("attnkit-data");
+  if (embedded) {  // a static export: show the embedded results, no server
+    const data = JSON.parse(embedded.textContent);
+    document.body.classList.add("static");
+    document.querySelectorAll("form.controls, #tabs").forEach((f) => { f.hidden = true; });
+    if (data.limits) state.limits = data.limits;
+    showView(data.view);
+    if (data.view === "translate") showTranslations(data.results);
+    if (data.view === "classify") showClassifications(data);
+    return;
+  }
+  tabs();
+  wireForms();
+  try {
+    state.models = await api("/api/models");
+    state.limits = state.models.limits;
+    fillModels("translate-model", state.models.translators);
+    fillModels("align-model", state.models.translators);
+    fillModels("classify-model", state.models.classifiers);
+    document.body.dataset.ready = "true";
+  } catch (e) {
+    status(`cannot reach the server: ${e.message}`, true);
+  }
+}
+
+start();

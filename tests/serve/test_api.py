@@ -1,0 +1,167 @@
+"""The explorer's JSON API through Starlette's TestClient: keys, errors and limits, micro-batching."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+
+import httpx
+import numpy as np
+import pytest
+
+with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works the same
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from attnkit.api import load_classifier, load_translator
+from attnkit.serve.app import MAX_BODY
+
+CAT = "The cat sits on the mat."
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return TestClient(app)
+
+
+def test_translate_answers_what_the_cli_prints(client):
+    answer = client.post("/api/translate", json={"sentences": [CAT], "beam": 5, "n_best": 2})
+    assert answer.status_code == 200
+    [result] = answer.json()["results"]
+    expected = load_translator("enfr-rnn").translate([CAT], beam=5, n_best=2)[0].to_json()
+    assert result == json.loads(json.dumps(expected))
+    assert set(result) >= {
+        "source_tokens",
+        "target_tokens",
+        "attention",
+        "alternatives",
+        "alternative_scores",
+    }
+
+
+def test_transformer_results_carry_every_layer_and_head(client, models):
+    name = list(models.translators)[1]
+    answer = client.post(
+        "/api/translate", json={"sentences": ["ab cd"], "model": name, "layers": True}
+    ).json()
+    result = answer["results"][0]
+    layers = result["layer_attention"]
+    assert len(layers) == 2 and len(layers[0]) == 2  # the tiny Transformer: 2 layers x 2 heads
+    assert len(layers[0][0]) == len(result["target_tokens"]) and len(layers[0][0][0]) == len(
+        result["source_tokens"]
+    )
+    last = layers[-1]  # the decoding attention is the last layer's head mean
+    mean = [
+        [sum(h[t][s] for h in last) / len(last) for s in range(len(last[0][0]))] for t in range(len(last[0]))
+    ]
+    np.testing.assert_allclose(mean, result["attention"], atol=2e-5)
+
+
+def test_classify_and_prior_correction(client):
+    text = "Runs small. Returned it."
+    plain = client.post("/api/classify", json={"documents": [text]}).json()
+    expected = load_classifier("reviews-han").classify([text])[0].to_json()
+    assert plain["results"][0] == json.loads(json.dumps(expected))
+    for tau in (0.0, 1.0):
+        shifted = client.post("/api/classify", json={"documents": [text], "prior_correction": tau}).json()
+        direct = load_classifier("reviews-han", prior_correction=tau).classify([text])[0]
+        assert shifted["prior"]["prior_correction"] == tau
+        assert shifted["results"][0]["label"] == direct.label
+        assert shifted["results"][0]["probabilities"] == pytest.approx(direct.probabilities, abs=1e-4)
+
+
+def test_align_with_gold_scores_and_colours_links(client):
+    body = {"sources": ["the cat"], "targets": ["le chat"], "gold": "1 1 1 S\n1 2 2 P", "method": "argmax"}
+    answer = client.post("/api/align", json=body).json()
+    [row] = answer["results"]
+    assert row["source_words"] == ["the", "cat"] and row["target_words"] == ["le", "chat"]
+    assert len(row["status"]) == len(row["links"])
+    assert set(row["status"]) <= {"sure", "possible", "wrong"}
+    assert 0.0 <= answer["score"]["aer"] <= 1.0 and set(answer["score"]) == {"aer", "precision", "recall"}
+
+
+def test_models_and_health(client, models):
+    info = client.get("/api/models").json()
+    assert [t["name"] for t in info["translators"]] == list(models.translators)
+    assert info["translators"][0]["backend"] == "onnx" and info["translators"][1]["layers"] == 2
+    assert info["classifiers"][0]["labels"] == ["1", "2", "3", "4", "5"]
+    assert client.get("/api/health").json()["status"] == "ok"
+
+
+BAD = [
+    ("/api/translate", {}, "field 'sentences' is missing"),
+    ("/api/translate", {"sentences": "one"}, "must be a list of strings"),
+    ("/api/translate", {"sentences": [1]}, "must be a list of strings"),
+    ("/api/translate", {"sentences": ["a"] * 65}, "at most 64"),
+    ("/api/translate", {"sentences": ["a"], "beam": 0}, "field 'beam'"),
+    ("/api/translate", {"sentences": ["a"], "beam": "5"}, "field 'beam'"),
+    ("/api/translate", {"sentences": ["a"], "beam": 2, "n_best": 3}, "field 'n_best'"),
+    ("/api/translate", {"sentences": ["a"], "model": "../../etc/passwd"}, "unknown translator"),
+    ("/api/classify", {"documents": ["ok"], "model": "enfr-rnn"}, "unknown classifier"),
+    ("/api/classify", {"documents": ["  "]}, "is empty"),
+    ("/api/classify", {"documents": ["ok"], "prior_correction": 2}, "field 'prior_correction'"),
+    ("/api/align", {"sources": ["a"], "targets": ["a", "b"]}, "differ in length"),
+    ("/api/align", {"sources": ["a"], "targets": ["b"], "method": "best"}, "field 'method'"),
+    ("/api/align", {"sources": ["a"], "targets": ["b"], "gold": "1 x 1"}, "field 'gold':1"),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "message"), BAD)
+def test_bad_requests_get_a_4xx_json_error_naming_the_field(client, path, body, message):
+    answer = client.post(path, json=body)
+    assert answer.status_code == 400
+    assert message in answer.json()["error"]
+
+
+def test_body_limits_and_bad_json(client):
+    big = client.post("/api/translate", content=b'{"sentences": ["' + b"a" * MAX_BODY + b'"]}')
+    assert big.status_code == 413 and "over the limit" in big.json()["error"]
+    broken = client.post("/api/translate", content=b"{not json")
+    assert broken.status_code == 400 and "not valid JSON" in broken.json()["error"]
+    listed = client.post("/api/translate", content=b"[1, 2]")
+    assert listed.status_code == 400 and "JSON object" in listed.json()["error"]
+    assert client.get("/api/nothing").status_code == 404 and "error" in client.get("/api/nothing").json()
+    assert client.get("/api/translate").status_code == 405
+
+
+def test_an_over_long_sentence_is_truncated_with_a_warning(client):
+    long = " ".join(["cat"] * 400)
+    [result] = client.post("/api/translate", json={"sentences": [long], "beam": 1}).json()["results"]
+    assert any("truncated to 200" in w for w in result["warnings"])
+    assert len(result["source_tokens"]) == 201
+
+
+def test_no_cors_headers_unless_asked(client):
+    answer = client.options(
+        "/api/translate", headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"}
+    )
+    assert "access-control-allow-origin" not in answer.headers
+
+
+SENTENCES = [
+    CAT,
+    "Where is the station?",
+    "I would like a coffee, please.",
+    "He is reading a book.",
+    "Good night!",
+]
+
+
+async def _concurrently(app, bodies):
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        answers = await asyncio.gather(*(client.post("/api/translate", json=b) for b in bodies))
+    return [a.json()["results"] for a in answers]
+
+
+def test_concurrent_requests_are_batched_and_equal_one_by_one(app, client):
+    stats = app.state.explorer.translate_batcher.stats
+    alone = [client.post("/api/translate", json={"sentences": [s]}).json()["results"] for s in SENTENCES]
+    before = stats.calls
+    together = asyncio.run(_concurrently(app, [{"sentences": [s]} for s in SENTENCES]))
+    assert stats.calls - before < len(SENTENCES)  # gathered into fewer model calls
+    for a, b in zip(alone, together):
+        assert a[0]["translation"] == b[0]["translation"]
+        assert a[0]["target_tokens"] == b[0]["target_tokens"]
+        np.testing.assert_allclose(a[0]["attention"], b[0]["attention"], atol=2e-5)
