@@ -1,10 +1,12 @@
 """Plots with the Agg backend: labels, colorbar and values are there; bad shapes are clear errors."""
 
+import json
+
 import numpy as np
 import pytest
 
+from attnkit.visualization.explorer import embedded_json, static_page
 from attnkit.visualization.heatmap import attention_figure, head_grid_figure, save_figure
-from attnkit.visualization.html import attention_page
 
 
 def test_heatmap_has_token_labels_colorbar_and_values(tmp_path):
@@ -31,13 +33,10 @@ def test_head_grid_titles():
     assert len(fig.axes) == 6 and fig.axes[5].get_title() == "layer 2, head 3"
 
 
-def test_html_page_escapes_and_contains_every_word():
-    class R:
-        label, probabilities = "5", {"1": 0.1, "5": 0.9}
-        sentences = [["<b>", "nice"], ["&", "fit"]]
-        word_weights = [[0.3, 0.7], [0.5, 0.5]]
-        sentence_weights = [0.6, 0.4]
-
-    page = attention_page([R()])
-    assert "<b>" not in page.split("<body>")[1] and "&lt;b&gt;" in page and "&amp;" in page
-    assert "nice" in page and "fit" in page
+def test_static_page_embeds_results_without_markup_characters():
+    data = {"view": "classify", "results": [{"text": "<b>nice</b> & </script><!--", "sentences": [["<b>"]]}]}
+    page = static_page(data)
+    body = page.split('id="attnkit-data" type="application/json">')[1].split("</script>")[0]
+    assert "<" not in body and ">" not in body and "&" not in body
+    assert json.loads(body) == data == json.loads(embedded_json(data))
+    assert '<script src="explorer.js">' not in page and "function start()" in page  # self-contained

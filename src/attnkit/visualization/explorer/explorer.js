@@ -89,6 +89,7 @@ function highlight(card, side, index, weights) {
   card.querySelectorAll(`.tok.${other}`).forEach((node, j) => {
     const w = index === null ? 0 : weights[j];
     node.style.backgroundColor = index === null ? "" : `rgba(214, 69, 36, ${w.toFixed(4)})`;
+    node.style.color = index !== null && w > 0.55 ? "#ffffff" : "";
     node.dataset.highlight = index === null ? "" : w.toFixed(5);
   });
   card.querySelectorAll(`.tok.${side}`).forEach((node, j) => node.classList.toggle("active", j === index));
@@ -125,11 +126,13 @@ function matrixSvg(matrix, src, tgt) {
     const y = top + i * cell + cell / 2 + 4;
     root.append(svg("text", { x: left - 6, y, class: "row-label", "text-anchor": "end" }, display(token)));
     matrix[i].forEach((w, j) => {
-      root.append(svg("rect", {
+      const rect = svg("rect", {
         class: "cell", x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
         fill: "#d64524", "fill-opacity": Math.max(w, 0.02).toFixed(4), "data-row": i, "data-col": j,
         "data-weight": w.toFixed(5),
-      })).append(svg("title", {}, `${display(token)} \u2192 ${display(src[j])}: ${w.toFixed(3)}`));
+      });
+      rect.append(svg("title", {}, `${display(token)} \u2192 ${display(src[j])}: ${w.toFixed(3)}`));
+      root.append(rect);
     });
     root.append(svg("text", { x: left + cell * src.length + 8, y, class: "entropy", "data-row": i }, entropy(matrix[i]).toFixed(2)));
   });

@@ -1,0 +1,210 @@
+"""The explorer in real headless Chromium (Debian's ``chromium`` driven by Playwright): what users see
+equals what the API answers. Screenshots go to $ATTNKIT_SCREENSHOTS (default: a temporary folder)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from attnkit.api import load_classifier
+from attnkit.cli.main import main
+from attnkit.data.words import aggregate_to_words
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+REQUIRED = os.environ.get("ATTNKIT_REQUIRE_BROWSER") == "1"  # set by .ci/run: a missing browser fails
+pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED, reason="no chromium on this machine")
+CAT = "The cat sits on the mat."
+XSS = "<img src=x onerror=alert(1)> and </script><script>alert(2)</script>"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    folder = Path(os.environ.get("ATTNKIT_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    opened = context.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    opened.on("pageerror", lambda e: errors.append(str(e)))
+    opened.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    opened.errors, opened.dialogs = errors, dialogs
+    yield opened
+    context.close()
+    assert errors == [] and dialogs == []
+
+
+def _open(page, server, view):
+    page.goto(f"{server}/#{view}")
+    page.wait_for_selector("body[data-ready=true]")
+
+
+def _api(server, path, body):
+    return httpx.post(f"{server}{path}", json=body, timeout=60).json()
+
+
+def _highlights(card, side):
+    return [
+        float(x) for x in card.eval_on_selector_all(f".tok.{side}", "ns => ns.map(n => n.dataset.highlight)")
+    ]
+
+
+def test_translate_page_shows_the_translation_and_hover_equals_the_attention(server, page, shots):
+    _open(page, server, "translate")
+    page.fill("#translate-input", CAT)
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    expected = _api(server, "/api/translate", {"sentences": [CAT], "beam": 5, "n_best": 3})["results"][0]
+    assert card.query_selector(".translation").inner_text() == expected["translation"]
+    attention = np.array(expected["attention"])
+    for i in range(len(expected["target_tokens"])):
+        card.query_selector_all(".tok.target")[i].hover()
+        np.testing.assert_allclose(_highlights(card, "source"), attention[i], atol=1e-5)
+    card.query_selector_all(".tok.source")[1].hover()  # and the other way round: a source column
+    np.testing.assert_allclose(_highlights(card, "target"), attention[:, 1], atol=1e-5)
+    page.screenshot(path=str(shots / "translate.png"), full_page=True)
+
+
+def test_words_toggle_merges_subwords_as_the_python_side_does(server, page):
+    _open(page, server, "translate")
+    page.fill("#translate-input", CAT)
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    expected = _api(server, "/api/translate", {"sentences": [CAT], "beam": 5, "n_best": 3})["results"][0]
+    card.query_selector(".words-toggle").check()
+    words = aggregate_to_words(
+        np.array(expected["attention"]), expected["source_tokens"], expected["target_tokens"]
+    )
+    cells = [float(x) for x in card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.dataset.weight)")]
+    np.testing.assert_allclose(np.array(cells).reshape(words.shape), words, atol=2e-5)
+    assert len(card.query_selector_all(".tok.source")) == words.shape[1]
+
+
+def test_layer_and_head_selector_changes_the_matrix(server, page, models):
+    name = list(models.translators)[1]  # the tiny Transformer
+    _open(page, server, "translate")
+    page.select_option("#translate-model", name)
+    page.fill("#translate-input", "ab cd")
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    result = _api(server, "/api/translate", {"sentences": ["ab cd"], "model": name, "layers": True})[
+        "results"
+    ][0]
+    layers = np.array(result["layer_attention"])  # (L, H, T, S)
+
+    def cells():
+        values = card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.dataset.weight)")
+        return np.array([float(x) for x in values]).reshape(layers.shape[2:])
+
+    np.testing.assert_allclose(cells(), result["attention"], atol=2e-5)
+    card.query_selector(".layer-select").select_option("0")
+    np.testing.assert_allclose(cells(), layers[0].mean(0), atol=2e-5)
+    card.query_selector(".head-select").select_option("1")
+    np.testing.assert_allclose(cells(), layers[0, 1], atol=2e-5)
+    assert not np.allclose(layers[0, 1], layers[0].mean(0), atol=1e-4)  # so the selector really changed it
+
+
+def _flipping_review():
+    """A review whose decision differs without and with full prior correction."""
+    plain, corrected = (
+        load_classifier("reviews-han", prior_correction=0.0),
+        load_classifier("reviews-han", prior_correction=1.0),
+    )
+    for text in [
+        "Runs small. Returned it.",
+        "It is ok. The color is nice but the fit is odd.",
+        "Love it!",
+        "Meh.",
+    ]:
+        a, b = plain.classify([text])[0].label, corrected.classify([text])[0].label
+        if a != b:
+            return text, a, b
+    raise AssertionError("no candidate review changes its decision with the prior correction")
+
+
+def test_classify_page_shades_words_and_the_slider_re_decides(server, page, shots):
+    text, at_zero, at_one = _flipping_review()
+    _open(page, server, "classify")
+    page.fill("#classify-input", text)
+    page.click("#classify-run")
+    card = page.wait_for_selector(".classification-card")
+    expected = _api(server, "/api/classify", {"documents": [text]})["results"][0]
+    shown = [float(x) for x in card.eval_on_selector_all(".word", "ns => ns.map(n => n.dataset.weight)")]
+    assert shown == pytest.approx([w for row in expected["word_weights"] for w in row], abs=1e-5)
+    assert card.get_attribute("data-label") == expected["label"]
+    for tau, label in ((0.0, at_zero), (1.0, at_one)):
+        card.eval_on_selector(
+            ".prior-slider", f"s => {{ s.value = {tau}; s.dispatchEvent(new Event('input')); }}"
+        )
+        assert card.get_attribute("data-label") == label
+    page.screenshot(path=str(shots / "classify.png"), full_page=True)
+
+
+def test_align_page_colours_links_against_gold(server, page, shots):
+    _open(page, server, "align")
+    page.fill("#align-src", "the cat sits on the mat .")
+    page.fill("#align-tgt", "le chat est assis sur le tapis .")
+    page.fill("#align-gold", "1 1 1 S\n1 2 2 S\n1 3 3 P\n1 3 4 S\n1 7 8 S")
+    page.click("#align-run")
+    page.wait_for_selector(".alignment-card")
+    statuses = page.eval_on_selector_all("line.align", "ns => ns.map(n => n.dataset.status)")
+    assert statuses and set(statuses) <= {"sure", "possible", "wrong"}
+    assert page.inner_text(".aer").startswith("AER ")
+    page.screenshot(path=str(shots / "align.png"), full_page=True)
+
+
+def test_user_text_is_escaped_in_the_served_pages(server, page):
+    _open(page, server, "translate")
+    page.fill("#translate-input", XSS)
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    assert card.query_selector(".source").inner_text() == XSS
+    page.goto(f"{server}/#classify")
+    page.wait_for_selector("body[data-ready=true]")
+    page.fill("#classify-input", f"Nice dress. {XSS}")
+    page.click("#classify-run")
+    page.wait_for_selector(".classification-card")
+    assert page.query_selector_all("img") == [] and page.query_selector_all("main script") == []
+
+
+def test_static_exports_work_from_file_urls_offline(browser, tmp_path, shots):
+    translate_html, classify_html = tmp_path / "translate.html", tmp_path / "classify.html"
+    assert main(["translate", "--html", str(translate_html), CAT, XSS]) == 0
+    assert main(["classify", "--html", str(classify_html), f"Runs small. Returned it. {XSS}"]) == 0
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    context.set_offline(True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (errors.append(d.message), d.dismiss()))
+    page.goto(translate_html.as_uri())
+    cards = page.query_selector_all(".translation-card")
+    assert len(cards) == 2 and cards[1].query_selector(".source").inner_text() == XSS
+    cards[0].query_selector_all(".tok.target")[0].hover()
+    assert max(_highlights(cards[0], "source")) > 0
+    page.goto(classify_html.as_uri())
+    card = page.wait_for_selector(".classification-card")
+    assert card.get_attribute("data-label") in {"1", "2", "3", "4", "5"}
+    assert "onerror" in card.inner_text()  # shown as words, never run
+    assert page.query_selector_all("img") == []
+    context.close()
+    assert errors == []

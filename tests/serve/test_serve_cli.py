@@ -1,0 +1,47 @@
+"""``attnkit serve`` as users run it: prints its URL, answers on 127.0.0.1, stops cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+
+def test_serve_prints_its_url_answers_and_stops_on_ctrl_c():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "attnkit", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line
+        for _ in range(100):
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).json()
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert health["status"] == "ok"
+        page = httpx.get(f"http://127.0.0.1:{port}/").text
+        assert "attnkit explorer" in page and "explorer.js" in page
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err and "stopped" in err
+
+
+def test_bad_port_is_a_one_line_error():
+    done = subprocess.run(
+        [sys.executable, "-m", "attnkit", "serve", "--port", "70000"], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--port" in done.stderr
