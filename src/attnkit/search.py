@@ -43,8 +43,11 @@ class Stepper(Protocol):
         """src (B, S) int64, src_mask (B, S) bool -> the initial decoder state."""
         ...
 
-    def step(self, prev: np.ndarray, state: Any) -> tuple[np.ndarray, State, np.ndarray]:
-        """prev (B, 1) int64 token ids -> log_probs (B, V_out) float32, new state, attention (B, 1, S)."""
+    def step(self, prev: np.ndarray, state: Any, k: int) -> tuple[np.ndarray, np.ndarray, State, np.ndarray]:
+        """prev (B, 1) int64 token ids -> the ``k`` best continuations of each row: log-probabilities
+        (B, k) float32, largest first, and their output indices (B, k) int64; the new state; attention
+        (B, 1, S). (The best 2K continuations of a beam are among its rows' best 2K each, so the search
+        never needs the whole (B, V_out) distribution: graphs compute the top-k themselves.)"""
         ...
 
 
@@ -81,13 +84,22 @@ def output_vocabulary(target_ids: np.ndarray) -> tuple[np.ndarray, int]:
     return ids, int(where[0])
 
 
-def force_eos(log_probs: np.ndarray, eos: int, rows: np.ndarray) -> np.ndarray:
-    """Only EOS is possible on ``rows`` (bool (B,)): the sentences at their length limit."""
+def top_candidates(log_probs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """For steppers that have whole distributions: (B, V) -> values (B, k), indices (B, k), best first."""
+    ids = top_k(log_probs, k)
+    return np.take_along_axis(log_probs, ids, 1), ids
+
+
+def force_eos(
+    values: np.ndarray, ids: np.ndarray, eos: int, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Only EOS is possible on ``rows`` (bool (B,)): the sentences at their length limit. Their
+    candidates become EOS with log-probability 0 and impossible (-inf) fillers."""
     if rows.any():
-        log_probs = log_probs.copy()
-        log_probs[rows] = -np.inf
-        log_probs[rows, eos] = 0.0
-    return log_probs
+        values, ids = values.copy(), ids.copy()
+        values[rows], values[rows, 0] = -np.inf, 0.0
+        ids[rows], ids[rows, 0] = eos + 1 if eos == 0 else 0, eos
+    return values, ids
 
 
 def greedy(
@@ -108,11 +120,11 @@ def greedy(
     state = model.encode(src, src_mask)
     prev = np.full((batch, 1), BOS, dtype=np.int64)
     for t in range(steps):
-        log_probs, state, attn = model.step(prev, state)  # (b, V_out), ..., (b, 1, S)
-        log_probs = force_eos(log_probs, eos, limits[active] <= t)
-        best = log_probs.argmax(-1)
+        values, ids_k, state, attn = model.step(prev, state, 1)  # (b, 1), (b, 1), ..., (b, 1, S)
+        values, ids_k = force_eos(values, ids_k, eos, limits[active] <= t)
+        best = ids_k[:, 0]
         tokens[active, t], attention[active, t] = best, attn[:, 0]
-        score[active] += log_probs[np.arange(best.size), best]
+        score[active] += values[:, 0]
         going = best != eos
         if not going.any():
             break
@@ -129,8 +141,9 @@ def greedy(
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of each row's ``k`` largest scores, largest first. Shapes: (B, N) -> (B, k)."""
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    """Indices of each row's ``k`` largest scores, largest first; equal scores in index order, as
+    ONNX TopK and torch.topk order them. Shapes: (B, N) -> (B, k)."""
+    part = np.sort(np.argpartition(-scores, k - 1, axis=1)[:, :k], axis=1)
     order = np.argsort(-np.take_along_axis(scores, part, 1), axis=1, kind="stable")
     return np.take_along_axis(part, order, 1)
 
@@ -175,14 +188,13 @@ def beam(
         np.arange(batch),
     )
     for t in range(int(limits.max()) + 1):
-        b = beams.items.size
-        log_probs, state, attn = model.step(beams.tokens[:, -1:], state)  # (bK, V_out)
-        log_probs = force_eos(log_probs, eos, np.repeat(limits[beams.items] <= t, k))
-        vocab = log_probs.shape[1]
-        total = (beams.scores[:, None] + log_probs).reshape(b, k * vocab)
-        top_ids = top_k(total, 2 * k)  # (b, 2K)
+        b, width = beams.items.size, min(2 * k, ids.size)
+        values, cand, state, attn = model.step(beams.tokens[:, -1:], state, width)  # (bK, W) each
+        values, cand = force_eos(values, cand, eos, np.repeat(limits[beams.items] <= t, k))
+        total = (beams.scores[:, None] + values).reshape(b, k * width)
+        top_ids = top_k(total, 2 * k)  # (b, 2K) positions among the sentence's K x W candidates
         top_scores = np.take_along_axis(total, top_ids, 1)
-        top_beam, top_token = top_ids // vocab, top_ids % vocab
+        top_beam, top_token = top_ids // width, np.take_along_axis(cand.reshape(b, k * width), top_ids, 1)
         history = np.concatenate([beams.attention, attn.astype(np.float32)], 1)  # (bK, t+1, S)
         is_eos = top_token == eos
         for item, rank in np.argwhere(is_eos[:, :k] & np.isfinite(top_scores[:, :k])).tolist():

@@ -86,11 +86,12 @@ class NumpyScripted:
     def encode(self, src: np.ndarray, src_mask: np.ndarray) -> _NumpyState:
         return _NumpyState(np.zeros((src.shape[0], 0), dtype=np.int64))
 
-    def step(self, prev: np.ndarray, state: _NumpyState) -> tuple[np.ndarray, _NumpyState, np.ndarray]:
+    def step(self, prev: np.ndarray, state: _NumpyState, k: int):  # type: ignore[no-untyped-def]
         prefix = np.concatenate([state.prefix, prev], 1)
         assert (prefix[:, 0] == BOS).all()
         log_probs = np.array(_log_probs(self.table, prefix.tolist()), dtype=np.float32)
-        return log_probs, _NumpyState(prefix), np.full((prefix.shape[0], 1, 2), 0.5, dtype=np.float32)
+        values, ids = search.top_candidates(log_probs, k)
+        return values, ids, _NumpyState(prefix), np.full((prefix.shape[0], 1, 2), 0.5, dtype=np.float32)
 
 
 def _src(n: int = 1) -> tuple[Tensor, Tensor]:

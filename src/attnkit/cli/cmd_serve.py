@@ -21,7 +21,12 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--backend", choices=("auto", "onnx", "torch"), default="auto")
     p.add_argument("--no-batching", action="store_true", help="run each request alone (for comparison)")
-    p.add_argument("--max-wait-ms", type=float, default=4.0, help="how long a batch waits for more requests")
+    p.add_argument(
+        "--max-wait-ms",
+        type=float,
+        default=0.0,
+        help="extra wait for more requests before a batch (default 0)",
+    )
     p.add_argument(
         "--cors", action="append", metavar="ORIGIN", help="allow browser calls from ORIGIN (default: none)"
     )

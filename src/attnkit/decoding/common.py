@@ -63,10 +63,13 @@ class TorchStepper:
         return _TorchState(state, on)
 
     @torch.no_grad()
-    def step(self, prev: np.ndarray, state: _TorchState) -> tuple[np.ndarray, _TorchState, np.ndarray]:
+    def step(
+        self, prev: np.ndarray, state: _TorchState, k: int
+    ) -> tuple[np.ndarray, np.ndarray, _TorchState, np.ndarray]:
         log_probs, inner, attention = self.model.step(torch.from_numpy(prev).to(self.device), state.inner)
-        out = log_probs.float().cpu().numpy(), attention.float().cpu().numpy()
-        return out[0], _TorchState(inner, self.device), out[1]
+        values, ids = torch.topk(log_probs.float(), k, dim=-1)  # (B, k): only these cross to NumPy
+        out = values.cpu().numpy(), ids.cpu().numpy(), attention.float().cpu().numpy()
+        return out[0], out[1], _TorchState(inner, self.device), out[2]
 
 
 def _numpy(src: Tensor, src_mask: Tensor) -> tuple[np.ndarray, np.ndarray]:

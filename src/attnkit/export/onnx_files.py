@@ -93,3 +93,21 @@ def quantized(root: Path, name: str, int8_name: str) -> str:
         (root / int8_name).unlink()
         return name
     return int8_name
+
+
+def add_top_k(path: Path, scores: str = "log_probs") -> None:
+    """Append a TopK over ``scores`` (B, V) to the graph: input ``k`` (1,) int64, outputs
+    ``top_values`` (B, k) and ``top_ids`` (B, k) int64, largest first. Beam search needs only these, so
+    the (B, V) distribution never leaves onnxruntime."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    graph.input.append(helper.make_tensor_value_info("k", TensorProto.INT64, [1]))
+    graph.node.append(
+        helper.make_node("TopK", [scores, "k"], ["top_values", "top_ids"], axis=-1, largest=1, sorted=1)
+    )
+    graph.output.append(helper.make_tensor_value_info("top_values", TensorProto.FLOAT, ["batch", "k"]))
+    graph.output.append(helper.make_tensor_value_info("top_ids", TensorProto.INT64, ["batch", "k"]))
+    onnx.save(model, str(path))

@@ -24,7 +24,7 @@ from .graphs import (
     TransformerStepGraph,
     rnn_fields,
 )
-from .onnx_files import check, quantized, trace
+from .onnx_files import add_top_k, check, quantized, trace
 
 GRAPHS = {"encoder": "encoder.onnx", "step": "step.onnx"}
 INT8 = {"encoder": "encoder.int8.onnx", "step": "step.int8.onnx"}
@@ -61,11 +61,12 @@ def _rnn(model: RNNSeq2Seq, root: Path) -> dict[str, Any]:
     step_axes.update({new: {RNN_STATE[old]: "batch"} for new, old in updates.items()})
     args = (torch.full((2, 1), 5), *(state[f] for f in fields))
     trace(RNNStepGraph(model), args, root / GRAPHS["step"], ["prev", *fields], outputs, step_axes)
+    add_top_k(root / GRAPHS["step"])
     return {
         "state_axes": {f: RNN_STATE[f] for f in fields},
         "encoder_outputs": encoder_outputs,
-        "step_inputs": ["prev", *fields],
-        "step_outputs": outputs,
+        "step_inputs": ["prev", *fields, "k"],
+        "step_outputs": [*outputs, "top_values", "top_ids"],
         "updates": updates,
     }
 
@@ -101,12 +102,13 @@ def _transformer(model: TransformerSeq2Seq, root: Path) -> dict[str, Any]:
     }
     args = (torch.full((2, 1), 5), torch.tensor([3]), past, past.clone(), cross_k, cross_v, src_mask)
     trace(TransformerStepGraph(model), args, root / GRAPHS["step"], inputs, outputs, step_axes)
+    add_top_k(root / GRAPHS["step"])
     empty = [int(layers), -1, int(heads), 0, int(head_dim)]
     return {
         "state_axes": TRANSFORMER_STATE,
         "encoder_outputs": ["cross_k", "cross_v"],
-        "step_inputs": inputs,
-        "step_outputs": outputs,
+        "step_inputs": [*inputs, "k"],
+        "step_outputs": [*outputs, "top_values", "top_ids"],
         "updates": {"new_self_k": "self_k", "new_self_v": "self_v"},
         "empty_state": {"self_k": empty, "self_v": empty},
         "max_positions": MAX_POSITIONS,

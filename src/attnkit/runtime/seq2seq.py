@@ -16,6 +16,7 @@ import numpy as np
 from ..data.arrays import pad_ids, source_arrays
 from ..data.tokenizer import SubwordTokenizer
 from ..results import Translation, TranslatorBase, check_heads
+from ..search import top_candidates
 from ..vocab import BOS
 from .manifest import ExportError, Manifest, read_manifest
 from .sessions import sessions
@@ -63,20 +64,33 @@ class OnnxStepper:
             arrays[name] = np.zeros([src.shape[0] if d == -1 else d for d in shape], dtype=np.float32)
         return ArrayState(arrays, self.axes)
 
-    def step_outputs(self, prev: np.ndarray, state: ArrayState) -> tuple[dict[str, np.ndarray], ArrayState]:
+    def step_outputs(
+        self, prev: np.ndarray, state: ArrayState, names: list[str], k: int = 0
+    ) -> tuple[dict[str, np.ndarray], ArrayState]:
+        """Run the step graph for the outputs ``names`` (plus the state updates); ``k``: how many best
+        continuations the graph's TopK returns (graphs exported with one)."""
         feeds = {name: state.arrays[name] for name in self.step_inputs if name in state.arrays}
         feeds["prev"] = prev.astype(np.int64)
         if "position" in self.step_inputs:
             feeds["position"] = np.array([state.position], dtype=np.int64)
-        out = dict(zip(self.step_names, self.step_graph.run(None, feeds)))
+        if "k" in self.step_inputs:
+            feeds["k"] = np.array([max(k, 1)], dtype=np.int64)
+        wanted = [*names, *self.updates]
+        out = dict(zip(wanted, self.step_graph.run(wanted, feeds)))
         arrays = dict(state.arrays)
         for output, name in self.updates.items():
             arrays[name] = out[output]
         return out, ArrayState(arrays, self.axes, state.position + 1)
 
-    def step(self, prev: np.ndarray, state: ArrayState) -> tuple[np.ndarray, ArrayState, np.ndarray]:
-        out, new = self.step_outputs(prev, state)
-        return out["log_probs"], new, out["attention"]
+    def step(
+        self, prev: np.ndarray, state: ArrayState, k: int
+    ) -> tuple[np.ndarray, np.ndarray, ArrayState, np.ndarray]:
+        if "k" in self.step_inputs:
+            out, new = self.step_outputs(prev, state, ["top_values", "top_ids", "attention"], k)
+            return out["top_values"], out["top_ids"], new, out["attention"]
+        out, new = self.step_outputs(prev, state, ["log_probs", "attention"])  # an export without TopK
+        values, ids = top_candidates(out["log_probs"], k)
+        return values, ids, new, out["attention"]
 
 
 class OnnxTranslator(TranslatorBase):
@@ -119,7 +133,7 @@ class OnnxTranslator(TranslatorBase):
         tgt_in = pad_ids(tgt_ids, prefix=BOS)  # (B, T)
         state, rows = self.stepper.encode(src, src_mask), []
         for t in range(tgt_in.shape[1]):
-            out, state = self.stepper.step_outputs(tgt_in[:, t : t + 1], state)
+            out, state = self.stepper.step_outputs(tgt_in[:, t : t + 1], state, [key])
             rows.append(out[key][:, 0] if key == "attention" else out[key])
         return np.stack(rows, 1)
 

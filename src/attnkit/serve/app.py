@@ -109,7 +109,7 @@ def json_endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 class Explorer:
     """The app's state: models, their micro-batchers and the one model thread."""
 
-    def __init__(self, models: ModelSet, batching: bool = True, max_wait: float = 0.004) -> None:
+    def __init__(self, models: ModelSet, batching: bool = True, max_wait: float = 0.0) -> None:
         self.models = models
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnkit-model")
         self.translate_batcher = MicroBatcher(self._translate, self.executor, batching, MAX_ITEMS, max_wait)
@@ -184,7 +184,7 @@ class Explorer:
 
 
 def create_app(
-    models: ModelSet, batching: bool = True, cors: list[str] | None = None, max_wait: float = 0.004
+    models: ModelSet, batching: bool = True, cors: list[str] | None = None, max_wait: float = 0.0
 ) -> Starlette:
     """The explorer app over ``models``; ``cors``: origins allowed to call the API (none by default)."""
     explorer = Explorer(models, batching, max_wait)

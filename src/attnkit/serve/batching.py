@@ -1,11 +1,13 @@
 """Micro-batching: concurrent requests gathered into one model call, run off the event loop.
 
 A request submits its items (sentences, documents) with a key (the model and settings they must share).
-The first request of a batch waits at most ``max_wait`` seconds for others with the same key, until
-``max_items`` items are gathered; the batch then runs on the one model thread (``executor``), and each
-request gets its own slice of the results. The models' results do not depend on their batch (a test
-keeps it so), so a batched answer equals the one-by-one answer. With ``enabled`` False every request runs
-alone on the same thread: the baseline the load benchmark compares against.
+While the model thread is busy, requests queue; when it is free, the oldest request and every queued one
+with the same key (up to ``max_items`` items) run as one call, and each request gets its own slice of
+the results. So a lone request never waits for company, and under load batches grow by themselves
+(continuous batching); ``max_wait`` adds an optional wait for more requests before a call. The models'
+results do not depend on their batch (a test keeps it so): a batched answer equals the one-by-one answer.
+With ``enabled`` False every request runs alone on the same thread: the baseline the load benchmark
+compares against.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class MicroBatcher:
         executor: ThreadPoolExecutor,
         enabled: bool = True,
         max_items: int = 64,
-        max_wait: float = 0.004,
+        max_wait: float = 0.0,
     ) -> None:
         self.run, self.executor, self.enabled = run, executor, enabled
         self.max_items, self.max_wait = max_items, max_wait
@@ -77,11 +79,11 @@ class MicroBatcher:
             await self._wake.wait()
             self._wake.clear()
             while self.pending:
-                deadline = loop.time() + self.max_wait
-                while self._count(self.pending[0].key) < self.max_items and loop.time() < deadline:
-                    await asyncio.sleep(min(0.001, max(deadline - loop.time(), 0)))
-                batch = self._take()
-                await self._run(batch)
+                if self.max_wait > 0:
+                    deadline = loop.time() + self.max_wait
+                    while self._count(self.pending[0].key) < self.max_items and loop.time() < deadline:
+                        await asyncio.sleep(min(0.001, max(deadline - loop.time(), 0)))
+                await self._run(self._take())
 
     def _count(self, key: Hashable) -> int:
         return sum(len(r.items) for r in self.pending if r.key == key)

@@ -1,0 +1,148 @@
+"""Load on `attnkit serve` (127.0.0.1 only): 1, 4, 16 and 64 concurrent clients, micro-batching on and off.
+
+Each client sends one sentence per request (POST /api/translate, beam 5, sentences drawn from the dev
+split) for --seconds per level; the script prints requests/s, p50/p95/p99 latency, errors and the
+server's RSS after warm-up and at the end, for each mode, and the batching-on/off throughput ratio.
+The clients run in this process on the same 2 cores as the server, as a local user's browser would.
+
+    python benchmarks/serve_load.py [--seconds 10] [--levels 1,4,16,64] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from attnkit.datasets import parallel_split
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))) / 1024
+
+
+def start_server(batching: bool) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    args = [sys.executable, "-m", "attnkit", "serve", "--port", str(port)] + (
+        [] if batching else ["--no-batching"]
+    )
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    process.stdout.readline()  # the URL line: models are loaded
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            httpx.get(f"{url}/api/health", timeout=1)
+            return process, url
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise SystemExit("server did not start")
+
+
+async def level(url: str, clients: int, seconds: float, sentences: list[str]) -> dict[str, Any]:
+    latencies: list[float] = []
+    errors = 0
+    stop = time.perf_counter() + seconds
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+
+    async def client(k: int, http: httpx.AsyncClient) -> None:
+        nonlocal errors
+        i = k
+        while time.perf_counter() < stop:
+            body = {"sentences": [sentences[i % len(sentences)]], "beam": 5}
+            i += clients
+            start = time.perf_counter()
+            try:
+                answer = await http.post(f"{url}/api/translate", json=body)
+                ok = answer.status_code == 200 and "results" in answer.json()
+            except httpx.HTTPError:
+                ok = False
+            latencies.append(time.perf_counter() - start)
+            errors += not ok
+
+    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+        began = time.perf_counter()
+        await asyncio.gather(*(client(k, http) for k in range(clients)))
+        elapsed = time.perf_counter() - began
+    ms = sorted(1000 * x for x in latencies)
+    pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]  # noqa: E731
+    return {
+        "clients": clients,
+        "requests": len(ms),
+        "requests_per_s": len(ms) / elapsed,
+        "p50_ms": statistics.median(ms),
+        "p95_ms": pick(0.95),
+        "p99_ms": pick(0.99),
+        "errors": errors,
+    }
+
+
+def run_mode(batching: bool, levels: list[int], seconds: float, sentences: list[str]) -> dict[str, Any]:
+    process, url = start_server(batching)
+    try:
+        asyncio.run(level(url, max(levels), 3.0, sentences))  # warm-up: largest batches, allocator pools
+        rss_start = rss_mb(process.pid)
+        rows = [asyncio.run(level(url, c, seconds, sentences)) for c in levels]
+        rss_end = rss_mb(process.pid)
+        calls = httpx.get(f"{url}/api/health").json()["model_calls"]["translate"]
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    return {"rows": rows, "rss_start_mb": rss_start, "rss_end_mb": rss_end, "model_calls": calls}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--levels", default="1,4,16,64")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    dev = parallel_split("tatoeba-eng-fra", "dev")[0]
+    sentences = gzip.decompress(dev.read_bytes()).decode("utf-8").splitlines()[:500]
+    modes = {"batching on": run_mode(True, levels, args.seconds, sentences)}
+    modes["batching off"] = run_mode(False, levels, args.seconds, sentences)
+    print(f"attnkit serve, enfr-rnn (ONNX), beam 5, one sentence per request, {args.seconds:.0f} s per level")
+    print(
+        f"{'mode':13s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s} {'p99 ms':>7s} {'errors':>6s}"
+    )
+    for name, mode in modes.items():
+        for row in mode["rows"]:
+            print(
+                f"{name:13s} {row['clients']:7d} {row['requests_per_s']:7.1f} {row['p50_ms']:7.1f}"
+                f" {row['p95_ms']:7.1f} {row['p99_ms']:7.1f} {row['errors']:6d}"
+            )
+        growth = 100 * (mode["rss_end_mb"] / mode["rss_start_mb"] - 1)
+        calls = mode["model_calls"]
+        print(
+            f"{name:13s} server RSS {mode['rss_start_mb']:.1f} MB after warm-up, {mode['rss_end_mb']:.1f} MB at"
+            f" the end ({growth:+.1f}%); {calls['items']} sentences in {calls['calls']} model calls"
+        )
+    on, off = modes["batching on"]["rows"], modes["batching off"]["rows"]
+    for a, b in zip(on, off):
+        print(
+            f"{a['clients']:3d} clients: batching on / off = {a['requests_per_s'] / b['requests_per_s']:.2f}x req/s"
+        )
+    if args.out:
+        args.out.write_text(json.dumps(modes, indent=2))
+
+
+if __name__ == "__main__":
+    main()
