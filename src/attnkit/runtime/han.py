@@ -59,16 +59,20 @@ class OnnxClassifier:
         return probs, word_weights, sentence_weights
 
     def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
-        out: list[Classification] = []
-        for start in range(0, len(docs), batch_size):
-            chunk = docs[start : start + batch_size]
+        """Documents batched by size (fewer padded sentences and words for the graph), answered in order."""
+        order = sorted(
+            range(len(docs)), key=lambda i: (len(docs[i].sentences), max(map(len, docs[i].sentences)))
+        )
+        out: list[Classification | None] = [None] * len(docs)
+        for start in range(0, len(order), batch_size):
+            chunk = [docs[i] for i in order[start : start + batch_size]]
             probs, words, sentences = self.scores(chunk)
             if self.prior_bias is not None:  # softmax(log p - b): the correction on probabilities
                 probs = probs * np.exp(-self.prior_bias)
                 probs = probs / probs.sum(-1, keepdims=True)
-            for i, doc in enumerate(chunk):
-                out.append(classification(doc, self.labels, probs[i], words[i], sentences[i]))
-        return out
+            for j, i in enumerate(order[start : start + batch_size]):
+                out[i] = classification(chunk[j], self.labels, probs[j], words[j], sentences[j])
+        return [r for r in out if r is not None]
 
     def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:
         """Predict each text's label with its word and sentence attention."""
