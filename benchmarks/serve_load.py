@@ -121,7 +121,8 @@ def main() -> None:
     modes["batching off"] = run_mode(False, levels, args.seconds, sentences)
     print(f"attnkit serve, enfr-rnn (ONNX), beam 5, one sentence per request, {args.seconds:.0f} s per level")
     print(
-        f"{'mode':13s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s} {'p99 ms':>7s} {'errors':>6s}"
+        f"{'mode':13s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s}"
+        f" {'p99 ms':>7s} {'errors':>6s}"
     )
     for name, mode in modes.items():
         for row in mode["rows"]:
@@ -132,13 +133,15 @@ def main() -> None:
         growth = 100 * (mode["rss_end_mb"] / mode["rss_start_mb"] - 1)
         calls = mode["model_calls"]
         print(
-            f"{name:13s} server RSS {mode['rss_start_mb']:.1f} MB after warm-up, {mode['rss_end_mb']:.1f} MB at"
-            f" the end ({growth:+.1f}%); {calls['items']} sentences in {calls['calls']} model calls"
+            f"{name:13s} server RSS {mode['rss_start_mb']:.1f} MB after warm-up,"
+            f" {mode['rss_end_mb']:.1f} MB at the end ({growth:+.1f}%);"
+            f" {calls['items']} sentences in {calls['calls']} model calls"
         )
     on, off = modes["batching on"]["rows"], modes["batching off"]["rows"]
     for a, b in zip(on, off):
         print(
-            f"{a['clients']:3d} clients: batching on / off = {a['requests_per_s'] / b['requests_per_s']:.2f}x req/s"
+            f"{a['clients']:3d} clients: batching on / off ="
+            f" {a['requests_per_s'] / b['requests_per_s']:.2f}x req/s"
         )
     if args.out:
         args.out.write_text(json.dumps(modes, indent=2))

@@ -9,6 +9,7 @@ import sys
 import time
 
 import httpx
+import pytest
 
 
 def test_serve_prints_its_url_answers_and_stops_on_ctrl_c():
@@ -40,8 +41,8 @@ def test_serve_prints_its_url_answers_and_stops_on_ctrl_c():
     assert "Traceback" not in err and "stopped" in err
 
 
-def test_bad_port_is_a_one_line_error():
-    done = subprocess.run(
-        [sys.executable, "-m", "attnkit", "serve", "--port", "70000"], capture_output=True, text=True
-    )
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--port" in done.stderr
+@pytest.mark.parametrize(("flag", "value"), [("--port", "70000"), ("--max-batch", "0")])
+def test_bad_options_are_a_one_line_error(flag, value):
+    args = [sys.executable, "-m", "attnkit", "serve", flag, value]
+    done = subprocess.run(args, capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and flag in done.stderr

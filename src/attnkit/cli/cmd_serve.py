@@ -28,6 +28,9 @@ def add_parser(sub: Any, name: str) -> None:
         help="extra wait for more requests before a batch (default 0)",
     )
     p.add_argument(
+        "--max-batch", type=int, default=8, help="sentences or documents per model call (default 8)"
+    )
+    p.add_argument(
         "--cors", action="append", metavar="ORIGIN", help="allow browser calls from ORIGIN (default: none)"
     )
     p.set_defaults(run=run)
@@ -38,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..serve import ModelSet, create_app
 
+    if args.max_batch < 1:
+        raise ValueError(f"--max-batch must be >= 1, got {args.max_batch}")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -45,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
             f"warning: --host {args.host} makes the explorer reachable from other machines", file=sys.stderr
         )
     models = ModelSet(args.translator or ["enfr-rnn"], args.classifier or ["reviews-han"], args.backend)
-    app = create_app(models, batching=not args.no_batching, cors=args.cors, max_wait=args.max_wait_ms / 1000)
+    app = create_app(
+        models,
+        batching=not args.no_batching,
+        cors=args.cors,
+        max_wait=args.max_wait_ms / 1000,
+        max_batch=args.max_batch,
+    )
     names = ", ".join([*models.translators, *models.classifiers])
     print(f"attnkit explorer on http://{args.host}:{args.port}/ ({names}); Ctrl-C stops it", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
