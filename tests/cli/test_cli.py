@@ -184,3 +184,4 @@ def test_list_reads_the_registry(capsys):
     assert main(["list", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert "additive" in info["scorers"] and "transformer" in info["models"]
+    assert info["exports"] == ["enfr-rnn", "reviews-han"]  # the shipped models that run without torch

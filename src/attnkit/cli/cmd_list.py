@@ -15,13 +15,14 @@ def add_parser(sub: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..names import MODELS, SCORERS
-    from ..pretrained import DEFAULTS, shipped
+    from ..pretrained import DEFAULTS, find_export, shipped
 
     info = {
         "scorers": list(SCORERS),
         "models": list(MODELS),
         "shipped": {name: str(path) for name, path in shipped().items()},
         "defaults": DEFAULTS,
+        "exports": [name for name in shipped() if find_export(name) is not None],
     }
     if args.json:
         print(json.dumps(info, indent=2))
@@ -29,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     print("scorers:  " + ", ".join(info["scorers"]))
     print("models:   " + ", ".join(info["models"]))
     print("shipped:  " + (", ".join(info["shipped"]) or "none"))
+    print("with an ONNX export (run without torch): " + (", ".join(info["exports"]) or "none"))
     for kind, name in DEFAULTS.items():
         print(f"default {kind}: {name}")
     return 0
