@@ -3,6 +3,7 @@ equals what the API answers. Screenshots go to $ATTNKIT_SCREENSHOTS (default: a 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -208,3 +209,21 @@ def test_static_exports_work_from_file_urls_offline(browser, tmp_path, shots):
     assert page.query_selector_all("img") == []
     context.close()
     assert errors == []
+
+
+def test_view_exports_download_the_current_view(server, page):
+    _open(page, server, "translate")
+    page.fill("#translate-input", CAT)
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    card.query_selector(".words-toggle").check()
+    files = {}
+    for kind in ("json", "svg", "png"):
+        with page.expect_download() as info:
+            card.query_selector(f"button[data-export={kind}]").click()
+        files[kind] = Path(info.value.path()).read_bytes()
+    view = json.loads(files["json"])
+    assert view["view"]["words"] is True and len(view["attention"]) == len(view["target_tokens"])
+    assert view["source_tokens"][1] == "cat"
+    assert files["svg"].startswith(b"<svg") and b"rect" in files["svg"]
+    assert files["png"].startswith(b"\x89PNG")
