@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from .options import add_backend
+
 
 def add_parser(sub: Any, name: str) -> None:
     if name == "classify":
@@ -32,13 +34,7 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def _prior_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--backend",
-        choices=("auto", "onnx", "torch"),
-        default="auto",
-        help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
-        "auto (default): onnx when the model has an export and --device is cpu",
-    )
+    add_backend(p)
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     p.add_argument(
         "--prior-correction",

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .options import add_backend
+
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="BLEU, chrF, attention entropy, speed and memory on a test set")
@@ -21,13 +23,7 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--output", help="write the translations to this file")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
-    p.add_argument(
-        "--backend",
-        choices=("auto", "onnx", "torch"),
-        default="auto",
-        help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
-        "auto (default): onnx when the model has an export and --device is cpu",
-    )
+    add_backend(p)
     p.set_defaults(run=run)
 
 

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from .options import add_backend
+
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="translate English sentences to French (default: the shipped model)")
@@ -33,13 +35,7 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--words", action="store_true", help="plot word-level attention (subwords merged)")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
-    p.add_argument(
-        "--backend",
-        choices=("auto", "onnx", "torch"),
-        default="auto",
-        help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
-        "auto (default): onnx when the model has an export and --device is cpu",
-    )
+    add_backend(p)
     p.set_defaults(run=run)
 
 
