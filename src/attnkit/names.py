@@ -6,3 +6,6 @@ they drift apart."""
 SCORERS = ("additive", "bahdanau", "bilinear", "concat", "dot", "general", "location", "scaled_dot")
 MODELS = ("han", "rnn", "transformer")
 ALIGNMENT_METHODS = ("argmax", "intersect", "threshold", "union")
+ALIGNMENT_SCORES = ("attention", "saliency")
+SYMMETRIZATIONS = ("grow-diag-final", "grow-diag", "intersection", "union", "mean")
+ATTRIBUTION_METHODS = ("attention", "gradient_x_input", "integrated_gradients", "leave_one_out", "random")

@@ -11,6 +11,8 @@ from .options import add_backend
 
 def add_parser(sub: Any, name: str) -> None:
     from ..names import ALIGNMENT_METHODS as METHODS
+    from ..names import ALIGNMENT_SCORES as SCORES
+    from ..names import SYMMETRIZATIONS as SYMMETRIZE
 
     p = sub.add_parser(name, help="word alignments from attention under forced decoding (Pharaoh i-j)")
     p.add_argument("--model", default=None, help="checkpoint or shipped model name (default: shipped)")
@@ -33,6 +35,23 @@ def add_parser(sub: Any, name: str) -> None:
         action="store_true",
         help="with --gold: print AER for every layer and head (use on a dev/trial set only)",
     )
+    p.add_argument(
+        "--scores",
+        choices=SCORES,
+        default="attention",
+        help="what links are read from: the model's attention, or the gradient saliency of each "
+        "target token w.r.t. the source embeddings (torch backend)",
+    )
+    p.add_argument(
+        "--reverse-model",
+        help="a target->source model (e.g. fren-rnn): align both directions and --symmetrize them",
+    )
+    p.add_argument(
+        "--symmetrize",
+        choices=SYMMETRIZE,
+        default="grow-diag-final",
+        help="how the two directions' links combine (with --reverse-model)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
@@ -46,13 +65,11 @@ def run(args: argparse.Namespace) -> int:
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
         raise ValueError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
-    translator = load_translator(args.model, device=args.device, backend=args.backend)
+    translator = load_translator(args.model, device=args.device, backend=_backend(args))
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     if args.search:
         return _search(args, translator, sources, targets)
-    links = word_links(
-        translator, sources, targets, args.method, args.threshold, args.layer, heads, args.shift
-    )
+    links = _links(args, translator, sources, targets, heads)
     if args.gold is None:
         from ..evaluation.alignment import pharaoh
 
@@ -66,12 +83,44 @@ def run(args: argparse.Namespace) -> int:
         "recall": round(score.recall, 4),
         "n_sentences": score.n_sentences,
         "method": args.method,
+        "scores": args.scores,
+        "reverse_model": args.reverse_model,
+        "symmetrize": args.symmetrize if args.reverse_model else None,
         "shift": args.shift,
         "layer": args.layer,
         "heads": heads,
     }
     print(json.dumps(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
     return 0
+
+
+def _backend(args: argparse.Namespace) -> str:
+    if args.scores == "saliency":
+        if args.backend == "onnx":
+            raise ValueError("--scores saliency needs gradients: use --backend torch (or auto)")
+        return "torch"
+    return str(args.backend)
+
+
+def _links(
+    args: argparse.Namespace,
+    translator: Any,
+    sources: list[str],
+    targets: list[str],
+    heads: list[int] | None,
+) -> list[set[tuple[int, int]]]:
+    from ..api import load_translator
+    from ..evaluation.alignment import align, symmetrize, word_matrices
+
+    def matrices(model: Any, src: list[str], tgt: list[str]) -> list[Any]:
+        return word_matrices(model, src, tgt, args.layer, heads, args.shift, args.scores)
+
+    forward = matrices(translator, sources, targets)
+    if not args.reverse_model:
+        return [align(m, args.method, args.threshold) for m in forward]
+    reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
+    backward = matrices(reverse, targets, sources)
+    return [symmetrize(f, b, args.symmetrize, args.method, args.threshold) for f, b in zip(forward, backward)]
 
 
 def word_links(

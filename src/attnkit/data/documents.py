@@ -190,6 +190,18 @@ class DocumentBatch:
 MAX_SENTENCES, MAX_WORDS = 30, 60  # what a HAN reads of a document: longer ones are cut
 
 
+def pad_documents(docs: Sequence[list[list[int]]]) -> np.ndarray:
+    """Documents as lists of sentences of ids -> (B, N, W) int64, at least (B, 1, 1); an empty
+    document is a row of padding (the HAN reads it as its classifier bias)."""
+    n = max([len(d) for d in docs] + [1])
+    w = max([len(s) for d in docs for s in d] + [1])
+    out = np.zeros((len(docs), n, w), dtype=np.int64)
+    for b, doc in enumerate(docs):
+        for i, ids in enumerate(doc):
+            out[b, i, : len(ids)] = ids
+    return out
+
+
 def document_ids(
     docs: Sequence[Document],
     vocab: Vocabulary,
@@ -198,14 +210,7 @@ def document_ids(
 ) -> np.ndarray:
     """Word ids, 0 = padding, each document's first ``max_sentences`` sentences of at most ``max_words``
     words, left-aligned. Shapes: -> (B, N, W) int64 (NumPy: the ONNX runtime uses it too)."""
-    sents = [[vocab.encode(s[:max_words]) for s in d.sentences[:max_sentences]] for d in docs]
-    n = max(len(s) for s in sents)
-    w = max(len(x) for s in sents for x in s)
-    words = np.zeros((len(docs), n, w), dtype=np.int64)
-    for b, doc in enumerate(sents):
-        for i, ids in enumerate(doc):
-            words[b, i, : len(ids)] = ids
-    return words
+    return pad_documents([[vocab.encode(s[:max_words]) for s in d.sentences[:max_sentences]] for d in docs])
 
 
 def make_document_batch(

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent
 PARALLEL = {
     "tatoeba-eng-fra": ("tatoeba_eng_fra", "en", "fr"),
     "tatoeba-eng-deu": ("tatoeba_eng_deu", "en", "de"),
+    "tatoeba-fra-eng": ("tatoeba_eng_fra", "fr", "en"),  # the en-fr split read French -> English
 }
 
 

@@ -16,6 +16,8 @@ import numpy as np
 
 from ..data.parallel import DataError
 from ..data.words import aggregate_to_words
+from ..names import ALIGNMENT_SCORES as SCORES
+from ..names import SYMMETRIZATIONS as SYMMETRIZE
 
 Links = set[tuple[int, int]]
 METHODS = ("argmax", "intersect", "threshold", "union")
@@ -97,6 +99,39 @@ def parse_naacl(text: str, n_sentences: int, where: str = "gold") -> tuple[list[
     return sure, [s | p for s, p in zip(sure, prob)]
 
 
+def word_matrices(
+    translator: Any,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    layer: int | None = None,
+    heads: Sequence[int] | None = None,
+    shift: int = 0,
+    scores: str = "attention",
+) -> list[np.ndarray]:
+    """Word-level (T_words, S_words) matrices per pair from a translator under forced decoding:
+    its attention (any backend) or the gradient saliency of each target piece (``scores``
+    'saliency', torch). Row t is the step that predicts target piece t; with ``shift`` 1, target
+    piece t uses row t + 1, the step that reads it as input. Words are whitespace-separated."""
+    if scores not in SCORES:
+        raise ValueError(f"unknown alignment scores {scores!r}; valid: {', '.join(SCORES)}")
+    if scores == "saliency":
+        if layer is not None or heads or shift:
+            raise ValueError("--layer, --heads and --shift apply to attention scores only")
+        from .saliency import saliency_maps
+
+        maps = saliency_maps(translator, sources, targets)
+    else:
+        maps = translator.forced_attention(sources, targets, layer, heads)
+    out = []
+    for (src_p, tgt_p, att), src, tgt in zip(maps, sources, targets):
+        att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)
+        words = aggregate_to_words(att, src_p, tgt_p)[: len(tgt.split()), :-1]  # no </s> row or column
+        if words.shape != (len(tgt.split()), len(src.split())):
+            warnings.warn(f"word count mismatch in {src[:40]!r}; links may be offset", stacklevel=2)
+        out.append(words)
+    return out
+
+
 def attention_links(
     translator: Any,
     sources: Sequence[str],
@@ -107,16 +142,60 @@ def attention_links(
     heads: Sequence[int] | None = None,
     shift: int = 0,
 ) -> list[Links]:
-    """Word links per sentence pair from a translator's forced attention (any backend). Attention row t
-    is the step that predicts target piece t; with ``shift`` 1, target piece t uses row t + 1, the step
-    that reads it as input. Sources and targets are whitespace-tokenized words."""
-    out = []
-    for (src_p, tgt_p, att), src, tgt in zip(
-        translator.forced_attention(sources, targets, layer, heads), sources, targets
-    ):
-        att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)
-        words = aggregate_to_words(att, src_p, tgt_p)[: len(tgt.split()), :-1]  # no </s> row or column
-        if words.shape != (len(tgt.split()), len(src.split())):
-            warnings.warn(f"word count mismatch in {src[:40]!r}; links may be offset", stacklevel=2)
-        out.append(align(words, method, threshold))
-    return out
+    """Word links per sentence pair from a translator's forced attention (``word_matrices``)."""
+    matrices = word_matrices(translator, sources, targets, layer, heads, shift)
+    return [align(m, method, threshold) for m in matrices]
+
+
+def transpose(links: Links) -> Links:
+    """Links of the reverse direction (target word, source word) -> (source word, target word)."""
+    return {(t, s) for s, t in links}
+
+
+_NEIGHBOURS = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
+
+
+def grow_diag(forward: Links, backward: Links, final: bool = False) -> Links:
+    """Koehn et al. (2003) symmetrization: start from the intersection, add union links adjacent
+    (diagonals included) to an aligned point that align a so-far unaligned source or target word,
+    until none is added; ``final`` then adds union links whose source or target word is unaligned,
+    forward links first. Both arguments are (source, target) links."""
+    union, links = forward | backward, set(forward & backward)
+    added = True
+    while added:
+        added = False
+        for s, t in sorted(links):
+            for ds, dt in _NEIGHBOURS:
+                point = (s + ds, t + dt)
+                if point in union and point not in links and _unaligned(point, links):
+                    links.add(point)
+                    added = True
+    if final:
+        for direction in (forward, backward):
+            for point in sorted(direction):
+                if point not in links and _unaligned(point, links):
+                    links.add(point)
+    return links
+
+
+def _unaligned(point: tuple[int, int], links: Links) -> bool:
+    return all(s != point[0] for s, _ in links) or all(t != point[1] for _, t in links)
+
+
+def symmetrize(
+    forward: np.ndarray, backward: np.ndarray, how: str, method: str = "argmax", threshold: float = 0.3
+) -> Links:
+    """Links from both directions' word matrices: ``forward`` (T_words, S_words) of the source->target
+    model, ``backward`` (S_words, T_words) of the target->source model on the same pair. 'mean'
+    averages the two matrices (as target x source) and applies ``method``; the others combine each
+    direction's ``method`` links."""
+    if how not in SYMMETRIZE:
+        raise ValueError(f"unknown symmetrization {how!r}; valid: {', '.join(SYMMETRIZE)}")
+    if how == "mean":
+        return align((forward + backward.T) / 2, method, threshold)
+    one, other = align(forward, method, threshold), transpose(align(backward, method, threshold))
+    if how == "intersection":
+        return one & other
+    if how == "union":
+        return one | other
+    return grow_diag(one, other, final=how == "grow-diag-final")

@@ -54,24 +54,37 @@ class HAN(nn.Module):
 
     def forward(self, words: Tensor, word_mask: Tensor) -> HANOutput:
         check_rank("words", words, "(B, N, W)")
-        if word_mask.shape != words.shape:
+        return self.forward_embedded(self.embedding(words), word_mask)
+
+    def forward_embedded(self, embedded: Tensor, word_mask: Tensor) -> HANOutput:
+        """``forward`` from word embeddings, for attribution methods (``evaluation.faithfulness``):
+        gradients and integrated-gradient paths start here. The embedding of a padding word is
+        ignored. Shapes: embedded (B, N, W, E), word_mask (B, N, W) bool -> HANOutput."""
+        check_rank("embedded", embedded, "(B, N, W, E)")
+        if word_mask.shape != embedded.shape[:3]:
             raise ValueError(
-                f"word_mask must match words (B, N, W) = {tuple(words.shape)}, got {tuple(word_mask.shape)}"
+                f"word_mask must match words (B, N, W) = {tuple(embedded.shape[:3])}, "
+                f"got {tuple(word_mask.shape)}"
             )
         if bool((word_mask[..., 1:] & ~word_mask[..., :-1]).any()):
             raise ValueError("word_mask (B, N, W) must mark each sentence's first words (left-aligned)")
-        batch, n_sent, n_words = words.shape
+        batch, n_sent, n_words = word_mask.shape
         sentence_mask = word_mask.any(-1)  # (B, N)
         flat_mask = word_mask.view(-1, n_words)  # (B*N, W)
         real = sentence_mask.view(-1).nonzero().squeeze(1)  # indices of non-empty sentences
         real_mask = flat_mask.index_select(0, real)  # (S, W), S real sentences
         # 1-2. encode and pool only the real words of the real sentences, then scatter back into (B, N, ...).
-        embedded = self.dropout(self.embedding(words[word_mask]))  # (T, E), T real words in order
-        encoded = self.word_encoder.forward_tokens(embedded, real_mask.sum(1))  # (T, 2H)
-        pooled = self.word_attention.forward_tokens(encoded, real_mask)  # (S, 2H), (S, W)
-        assert pooled.weights is not None
-        sentences = encoded.new_zeros(batch * n_sent, encoded.shape[-1]).index_copy(0, real, pooled.context)
-        word_weights = pooled.weights.new_zeros(batch * n_sent, n_words).index_copy(0, real, pooled.weights)
+        tokens = self.dropout(embedded[word_mask])  # (T, E), T real words in order
+        hidden = 2 * self.word_encoder.rnn.hidden_size
+        if tokens.shape[0]:
+            encoded = self.word_encoder.forward_tokens(tokens, real_mask.sum(1))  # (T, 2H)
+            pooled = self.word_attention.forward_tokens(encoded, real_mask)  # (S, 2H), (S, W)
+            assert pooled.weights is not None
+            context, weights = pooled.context, pooled.weights
+        else:  # no real word anywhere in the batch (every document erased)
+            context, weights = tokens.new_zeros(0, hidden), tokens.new_zeros(0, n_words)
+        sentences = tokens.new_zeros(batch * n_sent, hidden).index_copy(0, real, context)
+        word_weights = weights.new_zeros(batch * n_sent, n_words).index_copy(0, real, weights)
         # 3-4. sentence encoder and attention over each document's real sentences.
         states = self.sentence_encoder(
             self.dropout(sentences.view(batch, n_sent, -1)), sentence_mask.sum(1).clamp_min(1)

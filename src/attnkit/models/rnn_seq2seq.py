@@ -134,7 +134,12 @@ class RNNSeq2Seq(nn.Module):
         self.output = TiedOutput(self.embedding, target_ids, tied_embeddings)
 
     def encode(self, src: Tensor, src_mask: Tensor) -> RNNState:
-        memory, final = self.encoder(self.source_embedding(src), src_mask)  # (B, S, 2H), (2L, B, H)
+        return self.encode_embedded(self.source_embedding(src), src_mask)
+
+    def encode_embedded(self, embedded: Tensor, src_mask: Tensor) -> RNNState:
+        """``encode`` from source embeddings (B, S, E) (``source_embedding``): where gradient
+        attributions start (``evaluation.saliency``)."""
+        memory, final = self.encoder(embedded, src_mask)  # (B, S, 2H), (2L, B, H)
         return self.bridge_state(memory, final, src_mask)
 
     def source_embedding(self, src: Tensor) -> Tensor:
@@ -178,7 +183,11 @@ class RNNSeq2Seq(nn.Module):
         return torch.log_softmax(self.output(vectors[:, -1]), -1), state, weights
 
     def forward(self, src: Tensor, src_mask: Tensor, tgt_in: Tensor) -> Seq2SeqOutput:
-        state = self.encode(src, src_mask)
+        return self.forward_embedded(self.source_embedding(src), src_mask, tgt_in)
+
+    def forward_embedded(self, src_embedded: Tensor, src_mask: Tensor, tgt_in: Tensor) -> Seq2SeqOutput:
+        """``forward`` from source embeddings (B, S, E): logits (B, T, V_out), attention (B, T, S)."""
+        state = self.encode_embedded(src_embedded, src_mask)
         embedded = self.embedding(tgt_in)  # (B, T, E)
         if not self.input_feeding:
             vectors, weights, _ = self._decode(embedded, state)

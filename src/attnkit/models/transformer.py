@@ -145,13 +145,20 @@ class TransformerSeq2Seq(nn.Module):
     def attention_heads(self) -> int:
         return cast(DecoderLayer, self.decoder[0]).cross_attn.num_heads
 
-    def _embed(self, tokens: Tensor, offset: int = 0, source: bool = False) -> Tensor:
-        table = self.src_embedding if source and self.src_embedding is not None else self.embedding
-        return self.dropout(self.positions(table(tokens) * math.sqrt(self.d_model), offset))
+    def _embed(self, tokens: Tensor, offset: int = 0) -> Tensor:
+        return self.dropout(self.positions(self.embedding(tokens) * math.sqrt(self.d_model), offset))
+
+    def source_embedding(self, src: Tensor) -> Tensor:
+        """src (B, S) -> the source table's rows (B, S, D), before scaling and positions."""
+        return (self.embedding if self.src_embedding is None else self.src_embedding)(src)
 
     def encode(self, src: Tensor, src_mask: Tensor) -> TransformerState:
+        return self.encode_embedded(self.source_embedding(src), src_mask)
+
+    def encode_embedded(self, embedded: Tensor, src_mask: Tensor) -> TransformerState:
+        """``encode`` from ``source_embedding`` rows (B, S, D): where gradient attributions start."""
         mask = src_mask.unsqueeze(1)  # (B, 1, S)
-        x = self._embed(src, source=True)
+        x = self.dropout(self.positions(embedded * math.sqrt(self.d_model), 0))
         for layer in self.encoder:
             x = layer(x, mask)
         memory = self.encoder_norm(x)  # (B, S, D)
@@ -185,7 +192,18 @@ class TransformerSeq2Seq(nn.Module):
         need_attention: bool = False,
         all_layers: bool = False,
     ) -> Seq2SeqOutput:
-        state = self.encode(src, src_mask)
+        return self.forward_embedded(self.source_embedding(src), src_mask, tgt_in, need_attention, all_layers)
+
+    def forward_embedded(
+        self,
+        src_embedded: Tensor,
+        src_mask: Tensor,
+        tgt_in: Tensor,
+        need_attention: bool = False,
+        all_layers: bool = False,
+    ) -> Seq2SeqOutput:
+        """``forward`` from ``source_embedding`` rows (B, S, D)."""
+        state = self.encode_embedded(src_embedded, src_mask)
         need = (
             set(range(len(self.decoder)))
             if all_layers

@@ -1,0 +1,146 @@
+"""Which words a HAN's decision rests on, by five rankings, for ``evaluation.faithfulness``.
+
+- attention: the HAN's own weights, word weight x its sentence's weight (Yang et al. 2016, sec. 3.6);
+- gradient_x_input and integrated_gradients: Captum's ``InputXGradient`` and ``IntegratedGradients``
+  on the word embeddings (zero-embedding baseline, the embedding of padding), summed over the
+  embedding dimension: signed evidence for the predicted class;
+- leave_one_out: the drop in the predicted class's probability when that word (sentence) is removed;
+- random: uniform scores, a floor any explanation must beat.
+
+Scores are NumPy arrays over word positions (B, N, W), 0 at padding; sentence scores (B, N) add a
+sentence's word scores (attention: the sentence weights; leave_one_out: remove the whole sentence).
+A HAN ensemble is attributed through every member's embeddings at once (Captum's tuple inputs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..models.han import HANEnsemble
+from ..names import ATTRIBUTION_METHODS as METHODS
+from .erasure import Units, erase_batch, unit_positions
+
+
+class ProbabilityModel:
+    """A HAN (or ensemble) read as class probabilities after the prior correction.
+
+    Shapes: words (B, N, W) ids, word_mask (B, N, W) -> probabilities (B, C)."""
+
+    def __init__(self, model: nn.Module, prior_bias: Tensor | None = None) -> None:
+        self.model = model.eval()
+        self.members: list[Any] = list(model.members) if isinstance(model, HANEnsemble) else [model]
+        self.prior_bias = prior_bias
+
+    def _finish(self, outputs: Sequence[object]) -> Tensor:
+        logits = [o.logits for o in outputs]  # type: ignore[attr-defined]
+        if len(logits) > 1:  # as HANEnsemble.forward: log of the mean probability
+            mixed = torch.stack([x.softmax(-1) for x in logits]).mean(0).clamp_min(1e-12).log()
+        else:
+            mixed = logits[0]
+        return torch.softmax(mixed if self.prior_bias is None else mixed - self.prior_bias, -1)
+
+    def embeddings(self, words: Tensor) -> tuple[Tensor, ...]:
+        """Each member's word embeddings: (B, N, W) -> per member (B, N, W, E)."""
+        return tuple(m.embedding(words) for m in self.members)
+
+    def from_embeddings(self, *args: Tensor) -> Tensor:
+        """(member embeddings (B, N, W, E)..., word_mask (B, N, W)) -> probabilities (B, C)."""
+        *embedded, mask = args
+        return self._finish([m.forward_embedded(e, mask) for m, e in zip(self.members, embedded)])
+
+    @torch.no_grad()
+    def probabilities(self, words: Tensor, word_mask: Tensor) -> Tensor:
+        return self._finish([m(words, word_mask) for m in self.members])
+
+    @torch.no_grad()
+    def attention(self, words: Tensor, word_mask: Tensor) -> tuple[np.ndarray, np.ndarray]:
+        """-> word weights (B, N, W) and sentence weights (B, N) of the model (ensemble: the mean)."""
+        outs = [m(words, word_mask) for m in self.members]
+        word = torch.stack([o.word_weights for o in outs]).mean(0)
+        sent = torch.stack([o.sentence_weights for o in outs]).mean(0)
+        return word.numpy(), sent.numpy()
+
+
+def captum_scores(
+    prob: ProbabilityModel, words: Tensor, target: Tensor, method: str, steps: int = 32
+) -> tuple[np.ndarray, float]:
+    """Captum attributions of ``target`` (B,) per word, summed over E: -> (B, N, W) and, for
+    integrated gradients, the mean |completeness gap| relative to the probability change (else 0)."""
+    from captum.attr import InputXGradient, IntegratedGradients
+
+    mask = words != 0
+    inputs = tuple(e.detach().requires_grad_(True) for e in prob.embeddings(words))
+    if method == "gradient_x_input":
+        attributions = InputXGradient(prob.from_embeddings).attribute(
+            inputs, target=target, additional_forward_args=(mask,)
+        )
+        gap = 0.0
+    else:
+        baselines = tuple(torch.zeros_like(e) for e in inputs)
+        attributions, delta = IntegratedGradients(prob.from_embeddings).attribute(
+            inputs,
+            baselines=baselines,
+            target=target,
+            additional_forward_args=(mask,),
+            n_steps=steps,
+            internal_batch_size=max(words.shape[0] * 8, 64),
+            return_convergence_delta=True,
+        )
+        with torch.no_grad():
+            change = prob.from_embeddings(*inputs, mask) - prob.from_embeddings(*baselines, mask)
+            change = change.gather(1, target[:, None]).squeeze(1).abs().clamp_min(1e-6)
+        gap = float((delta.abs() / change).mean())
+    total = torch.stack([a.detach().sum(-1) for a in attributions]).sum(0)  # (B, N, W)
+    return (total * mask).numpy(), gap
+
+
+def leave_one_out(
+    prob: ProbabilityModel, words: np.ndarray, target: np.ndarray, units: Units, batch: int = 256
+) -> np.ndarray:
+    """Drop in the target's probability when each unit alone is removed: (B, N, W) or (B, N)."""
+    base = prob.probabilities(torch.from_numpy(words), torch.from_numpy(words != 0)).numpy()
+    out = np.zeros(words.shape if units == "word" else words.shape[:2], dtype=np.float32)
+    jobs = [(b, pos) for b in range(len(words)) for pos in unit_positions(words[b], units)]
+    for start in range(0, len(jobs), batch):
+        chunk = jobs[start : start + batch]
+        variants = erase_batch([words[b] for b, _ in chunk], [[pos] for _, pos in chunk], units)
+        p = prob.probabilities(torch.from_numpy(variants), torch.from_numpy(variants != 0)).numpy()
+        for (b, pos), row in zip(chunk, p):
+            out[(b,) + tuple(pos)] = base[b, target[b]] - row[target[b]]
+    return out
+
+
+def scores(
+    prob: ProbabilityModel,
+    words: np.ndarray,
+    target: np.ndarray,
+    method: str,
+    units: Units,
+    seed: int = 0,
+    steps: int = 32,
+) -> tuple[np.ndarray, float]:
+    """Importance of every word (``units`` 'word': (B, N, W)) or sentence ('sentence': (B, N)) for
+    the ``target`` class (B,) of documents ``words`` (B, N, W) ids. Returns (scores, IG gap)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
+    mask = words != 0
+    gap = 0.0
+    if method == "leave_one_out":
+        return leave_one_out(prob, words, target, units), gap
+    if method == "random":  # uniform per unit: a long sentence is no likelier to rank first
+        shape = words.shape if units == "word" else words.shape[:2]
+        drawn = np.random.default_rng(seed).random(shape).astype(np.float32)
+        return drawn * (mask if units == "word" else mask.any(-1)), gap
+    if method == "attention":
+        word_w, sent_w = prob.attention(torch.from_numpy(words), torch.from_numpy(mask))
+        word = word_w * sent_w[..., None]
+        sentence_level: Callable[[np.ndarray], np.ndarray] = lambda w: sent_w  # noqa: E731
+    else:
+        word, gap = captum_scores(prob, torch.from_numpy(words), torch.from_numpy(target), method, steps)
+        sentence_level = lambda w: w.sum(-1)  # noqa: E731
+    return (word if units == "word" else sentence_level(word)), gap
