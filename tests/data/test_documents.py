@@ -78,3 +78,16 @@ def test_stratified_split_keeps_proportions_and_is_deterministic():
     assert split == stratified_split(labels, seed=1)
     assert sorted(split["train"] + split["dev"] + split["test"]) == list(range(100))
     assert sum(labels[i] for i in split["test"]) == 2 and len(split["test"]) == 10
+
+
+def test_stratified_folds_partition_with_class_proportions():
+    from attnkit.data.documents import stratified_folds
+
+    labels = [1] * 50 + [2] * 30 + [3] * 20
+    folds = stratified_folds(labels, 5)
+    assert sorted(i for f in folds for i in f) == list(range(100))
+    for fold in folds:
+        assert [sum(labels[i] == c for i in fold) for c in (1, 2, 3)] == [10, 6, 4]
+    assert stratified_folds(labels, 5) == folds and stratified_folds(labels, 5, seed=1) != folds
+    with pytest.raises(ValueError, match="k must be in 2..100"):
+        stratified_folds(labels, 1)

@@ -57,3 +57,15 @@ def test_bleu_chrf_signatures():
 def test_mean_entropy_over_rows():
     rows = [np.array([[1.0, 0.0], [0.5, 0.5]]), np.zeros((0, 0))]
     assert mean_entropy(rows) == pytest.approx(np.log(2) / 2)
+
+
+def test_bootstrap_intervals_hold_the_point_estimate_and_collapse_when_constant():
+    from attnkit.evaluation.classification import bootstrap_intervals, classification_report
+
+    gold = [0, 1, 2, 0, 1, 2, 0, 1, 2, 0] * 10
+    pred = [0, 1, 2, 0, 1, 1, 0, 2, 2, 1] * 10
+    point = classification_report(gold, pred, 3)
+    ci = bootstrap_intervals(gold, pred, 3)
+    assert ci["accuracy"][0] < point["accuracy"] < ci["accuracy"][1]
+    assert ci["macro_f1"][0] < point["macro_f1"] < ci["macro_f1"][1]
+    assert bootstrap_intervals(gold, gold, 3) == {"accuracy": [1.0, 1.0], "macro_f1": [1.0, 1.0]}

@@ -83,7 +83,7 @@ def run_classify(args: argparse.Namespace) -> int:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from ..data.documents import read_documents
-    from ..evaluation.classification import classification_report
+    from ..evaluation.classification import bootstrap_intervals, classification_report
 
     classifier = _load(args)
     docs, _ = read_documents(
@@ -92,13 +92,16 @@ def run_evaluate(args: argparse.Namespace) -> int:
     preds = [classifier.labels.index(r.label) for r in classifier.classify_documents(docs)]
     report = classification_report([d.label for d in docs], preds, len(classifier.labels))
     report["labels"], report["model"], report["data"] = classifier.labels, classifier.path, args.data
+    report["ci95"] = bootstrap_intervals([d.label for d in docs], preds, len(classifier.labels))
     bias = classifier.prior_bias
     report["prior_bias"] = None if bias is None else [round(float(b), 5) for b in bias]
     if args.json:
         print(json.dumps(report, indent=2))
     else:
+        ci = report["ci95"]
         print(
-            f"accuracy {report['accuracy']:.4f}  macro-F1 {report['macro_f1']:.4f}  n={report['n_documents']}"
+            f"accuracy {report['accuracy']:.4f} {ci['accuracy']}  macro-F1 {report['macro_f1']:.4f} "
+            f"{ci['macro_f1']}  n={report['n_documents']} (95% bootstrap intervals)"
         )
         print(
             "per-class F1: "

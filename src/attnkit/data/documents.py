@@ -240,3 +240,20 @@ def stratified_split(
         out["dev"] += members[n_test : n_test + n_dev]
         out["train"] += members[n_test + n_dev :]
     return {k: sorted(v) for k, v in out.items()}
+
+
+def stratified_folds(labels: Sequence[int | str], k: int = 5, seed: int = 13) -> list[list[int]]:
+    """Indices of ``k`` cross-validation folds with the same class proportions (each class's shuffled
+    members dealt round-robin); every index is in exactly one fold; deterministic for a seed."""
+    if k < 2 or k > len(labels):
+        raise ValueError(f"k must be in 2..{len(labels)} (the number of documents), got {k}")
+    rng = random.Random(seed)
+    folds: list[list[int]] = [[] for _ in range(k)]
+    dealt = 0
+    for label in sorted(set(labels), key=str):
+        members = [i for i, y in enumerate(labels) if y == label]
+        rng.shuffle(members)
+        for j, i in enumerate(members):
+            folds[(dealt + j) % k].append(i)
+        dealt += len(members)
+    return [sorted(f) for f in folds]

@@ -28,3 +28,25 @@ def classification_report(gold: Sequence[int], predicted: Sequence[int], num_cla
         "confusion": confusion,
         "n_documents": len(gold),
     }
+
+
+def bootstrap_intervals(
+    gold: Sequence[int], predicted: Sequence[int], num_classes: int, samples: int = 1000, seed: int = 0
+) -> dict[str, list[float]]:
+    """95% percentile bootstrap intervals of accuracy and macro-F1 over documents drawn with
+    replacement: {"accuracy": [low, high], "macro_f1": [low, high]}."""
+    import numpy as np
+
+    g, p = np.asarray(gold), np.asarray(predicted)
+    picks = np.random.default_rng(seed).integers(0, len(g), size=(samples, len(g)))
+    gs, ps = g[picks], p[picks]  # (samples, D)
+    accuracy = (gs == ps).mean(1)
+    f1 = np.zeros((samples, num_classes))
+    for c in range(num_classes):
+        tp = ((gs == c) & (ps == c)).sum(1)
+        wrong = (gs == c).sum(1) + (ps == c).sum(1) - 2 * tp
+        f1[:, c] = np.where(tp > 0, 2 * tp / np.maximum(2 * tp + wrong, 1), 0.0)
+    return {
+        name: [round(float(np.percentile(v, 2.5)), 4), round(float(np.percentile(v, 97.5)), 4)]
+        for name, v in (("accuracy", accuracy), ("macro_f1", f1.mean(1)))
+    }
