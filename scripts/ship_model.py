@@ -17,28 +17,10 @@ import sys
 from pathlib import Path
 
 from attnkit import __version__
-from attnkit.checkpoint import atomic_write_json, load_checkpoint, save_payload
+from attnkit.checkpoint import INFERENCE_FIELDS, atomic_write_json, load_checkpoint, save_payload
 from attnkit.datasets import document_split, parallel_split
 from attnkit.pretrained import ROOT
 from attnkit.training.prior import check_tau, stored_class_weights
-
-KEEP = (
-    "attnkit_version",
-    "config",
-    "step",
-    "tokenizer",
-    "target_ids",
-    "target_tokenizer",
-    "vocabulary",
-    "labels",
-    "position",
-    "tokens_seen",
-    "train_time",
-    "ensemble",
-    "ensemble_of",
-    "class_weights",
-    "prior_correction",
-)
 
 
 def sha256_gz(path: Path) -> str:
@@ -233,7 +215,7 @@ def main() -> int:
             )
             return 1
     target.mkdir(parents=True, exist_ok=True)
-    small = {k: ckpt[k] for k in KEEP if k in ckpt}
+    small = {k: ckpt[k] for k in INFERENCE_FIELDS if k in ckpt}
     halves: dict[int, object] = {}  # tied weights share storage: convert each storage once, keep it shared
     weights = ckpt["model"].items()
     small["model"] = {

@@ -89,3 +89,22 @@ def test_format_1_checkpoint_names_convert_and_converts(tmp_path):
 def test_every_shipped_model_is_format_2_and_loads_safely():
     for name, path in shipped().items():
         assert load_checkpoint(path)["format_version"] == 2, name
+
+
+def test_the_typed_checkpoint_names_a_wrong_or_unknown_field(tmp_path):
+    from attnkit.checkpoint import INFERENCE_FIELDS, Checkpoint, save_payload
+
+    ckpt = load_checkpoint(shipped()["reviews-han"])
+    assert isinstance(ckpt, Checkpoint) and ckpt.task == "classification" and "optimizer" not in ckpt
+    assert set(ckpt.keys()) <= set(INFERENCE_FIELDS) | {"model"}
+    with pytest.raises(CheckpointError, match="field 'labels' must be list, got str"):
+        save_payload({**ckpt.to_payload(), "labels": "12345"}, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError, match="unknown field 'colour'"):
+        save_payload({**ckpt.to_payload(), "colour": "red"}, tmp_path / "bad.pt")
+    assert not (tmp_path / "bad.pt").exists()  # refused before anything was written
+    torch.save(
+        {**ckpt.to_payload(), "format": "attnkit-checkpoint", "format_version": 2, "step": "9"},
+        tmp_path / "typed.pt",
+    )
+    with pytest.raises(CheckpointError, match="field 'step' must be int, got str"):
+        load_checkpoint(tmp_path / "typed.pt")

@@ -5,13 +5,15 @@ import sys
 
 from attnkit import names
 from attnkit.attention import SCORERS
+from attnkit.config import MODEL_TASKS
 from attnkit.evaluation.alignment import METHODS
 from attnkit.models import MODELS
 
 
 def test_names_mirror_the_registries():
     assert list(names.SCORERS) == SCORERS.names()
-    assert tuple(MODELS) == names.MODELS
+    assert tuple(MODELS.names()) == names.MODELS
+    assert MODELS.tasks() == MODEL_TASKS
     assert names.ALIGNMENT_METHODS == METHODS
 
 

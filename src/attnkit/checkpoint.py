@@ -5,8 +5,9 @@ None, lists, tuples and dicts. It is read with ``torch.load(weights_only=True)``
 refuses every other object, so loading a file never runs code from it. Files are written to a
 temporary name and renamed, so a crash or Ctrl-C never leaves half a file.
 
-Fields (``Checkpoint``): ``config`` (the resolved ExperimentConfig as a dict), ``model`` (state
-dict), ``tokenizer``/``target_tokenizer`` (sentencepiece model bytes), ``target_ids``,
+Fields (the ``Checkpoint`` dataclass, their one list): ``config`` (the resolved ExperimentConfig
+as a dict), ``model`` (state dict), ``tokenizer``/``target_tokenizer`` (sentencepiece model
+bytes), ``target_ids``,
 ``vocabulary``/``labels``/``class_weights``/``prior_correction`` (classifiers), ``ensemble``
 (member model configs), ``provenance`` (version, step, hardware, data), and for resuming a run
 ``training`` state (optimizer, schedule, RNG, data position). Files from before format 2 are
@@ -21,6 +22,7 @@ import random
 import re
 import warnings
 import zipfile
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +80,18 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 
 # -- writing ------------------------------------------------------------------------------------
-def stamp(payload: dict[str, Any]) -> dict[str, Any]:
+def stamp(payload: Checkpoint | dict[str, Any]) -> dict[str, Any]:
     """``payload`` with the format marker and version that ``load_checkpoint`` requires."""
-    return {**payload, "format": FORMAT, "format_version": FORMAT_VERSION}
+    plain = payload.to_payload() if isinstance(payload, Checkpoint) else payload
+    return {**plain, "format": FORMAT, "format_version": FORMAT_VERSION}
 
 
-def save_payload(payload: dict[str, Any], path: str | Path) -> Path:
-    """Write one checkpoint atomically (format marker added). Returns the path."""
+def save_payload(payload: Checkpoint | dict[str, Any], path: str | Path) -> Path:
+    """Write one checkpoint atomically (format marker added), its fields checked first (an unknown
+    or mistyped field is a CheckpointError before anything is written). Returns the path."""
     path = Path(path)
-    atomic_torch_save(stamp(payload), path)
+    checked = payload if isinstance(payload, Checkpoint) else Checkpoint.from_payload(payload, path)
+    atomic_torch_save(stamp(checked), path)
     return path
 
 
@@ -96,7 +101,9 @@ def step_checkpoints(out_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def save_checkpoint(out_dir: Path, payload: dict[str, Any], keep_last: int, is_best: bool) -> Path:
+def save_checkpoint(
+    out_dir: Path, payload: Checkpoint | dict[str, Any], keep_last: int, is_best: bool
+) -> Path:
     """Write ``step-N.pt`` (and ``best.pt`` when best) atomically; keep the last ``keep_last``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = save_payload(payload, out_dir / f"step-{payload['step']}.pt")
@@ -116,28 +123,131 @@ def latest_checkpoint(out_dir: Path) -> Path | None:
     return found[-1] if found else None
 
 
-INFERENCE_FIELDS = (
-    "attnkit_version",
-    "config",
-    "step",
-    "tokenizer",
-    "target_ids",
-    "target_tokenizer",
-    "vocabulary",
-    "labels",
-    "position",
-    "tokens_seen",
-    "train_time",
-    "ensemble",
-    "ensemble_of",
-    "class_weights",
-    "prior_correction",
-    "provenance",
-    "averaged_from",
-)
+@dataclass
+class Checkpoint:
+    """One checkpoint, typed: the only list of its fields. ``load_checkpoint`` returns one, checked
+    field by field (a wrong field is named in a ``CheckpointError``); ``save_payload`` writes one (or a
+    dict of its fields). It reads like the plain mapping it is stored as: ``ckpt["config"]``,
+    ``ckpt.get("labels")``, and ``"labels" in ckpt`` for a field that is set."""
+
+    config: dict[str, Any]  # the resolved ExperimentConfig (``config.to_dict``)
+    model: dict[str, torch.Tensor]  # state dict (fp32, or fp16 for shipped models)
+    step: int = 0
+    attnkit_version: str = ""
+    tokenizer: bytes | None = None  # sentencepiece model (translation; joint or source side)
+    target_tokenizer: bytes | None = None  # separate target-side model (data.vocabulary separate)
+    target_ids: list[int] | None = None  # the target-side pieces of a joint vocabulary (TiedOutput)
+    vocabulary: list[str] | None = None  # classifiers: words, id = index
+    labels: list[str] | None = None
+    # the training loss's class weights (prior correction divides them out); [] = trained unweighted,
+    # None = not kept (a checkpoint from before they were kept)
+    class_weights: list[float] | None = None
+    prior_correction: float | None = None  # tau of ``training.prior`` kept with a shipped classifier
+    ensemble: list[dict[str, Any]] | None = None  # member model configs (``attnkit ensemble``)
+    ensemble_of: list[str] | None = None
+    averaged_from: list[str] | None = None
+    provenance: dict[str, Any] | None = None  # version, hardware, data of the run
+    position: dict[str, Any] | None = None  # the run's position and validation history
+    tokens_seen: int | None = None
+    train_time: float | None = None
+    optimizer: dict[str, Any] | None = None  # resume state: not kept by inference_payload
+    schedule: dict[str, Any] | None = None
+    rng: dict[str, Any] | None = None
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any], path: str | Path = "checkpoint") -> Checkpoint:
+        """Type-check every field; unknown fields and wrong types are CheckpointErrors naming them."""
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(payload) - set(known) - {"format", "format_version"})
+        if unknown:
+            raise CheckpointError(f"{path}: unknown field {unknown[0]!r}; valid: {', '.join(known)}")
+        for name, value in payload.items():
+            expected = _FIELD_TYPES.get(name)
+            if expected and value is not None and not isinstance(value, expected):
+                raise CheckpointError(
+                    f"{path}: field {name!r} must be {_type_name(expected)}, got {type(value).__name__}"
+                )
+        values = {k: v for k, v in payload.items() if k in known}
+        if "class_weights" in payload and payload["class_weights"] is None:
+            values["class_weights"] = []  # stored as None by unweighted runs
+        return cls(**values)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The fields that are set, as the plain dict that is stored."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+    @property
+    def task(self) -> str:
+        return str(self.config["task"])
+
+    @property
+    def format_version(self) -> int:
+        """Files of older formats are converted (``attnkit convert``) before they become one."""
+        return FORMAT_VERSION
+
+    def __getitem__(self, name: str) -> Any:
+        value = getattr(self, name, None) if name in _FIELD_NAMES | {"format_version"} else None
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if name not in _FIELD_NAMES:
+            raise KeyError(f"unknown checkpoint field {name!r}; valid: {', '.join(_FIELD_NAMES)}")
+        setattr(self, name, [] if name == "class_weights" and value is None else value)
+
+    def update(self, values: dict[str, Any] | None = None, **more: Any) -> None:
+        for name, value in {**(values or {}), **more}.items():
+            self[name] = value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None) if name in _FIELD_NAMES else None
+        return default if value is None else value
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in _FIELD_NAMES and getattr(self, name) is not None
+
+    def keys(self) -> list[str]:
+        return list(self.to_payload())
+
+    def items(self) -> Any:
+        return self.to_payload().items()
 
 
-def inference_payload(payload: dict[str, Any], fp16: bool = True) -> dict[str, Any]:
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "config": dict,
+    "model": dict,
+    "step": int,
+    "attnkit_version": str,
+    "tokenizer": bytes,
+    "target_tokenizer": bytes,
+    "target_ids": list,
+    "vocabulary": list,
+    "labels": list,
+    "class_weights": list,
+    "prior_correction": (int, float),
+    "ensemble": list,
+    "ensemble_of": list,
+    "averaged_from": list,
+    "provenance": dict,
+    "position": dict,
+    "tokens_seen": int,
+    "train_time": (int, float),
+    "optimizer": dict,
+    "schedule": dict,
+    "rng": dict,
+}
+_FIELD_NAMES = frozenset(_FIELD_TYPES)
+TRAINING_STATE = ("optimizer", "schedule", "rng")
+INFERENCE_FIELDS = tuple(n for n in _FIELD_TYPES if n not in TRAINING_STATE and n != "model")
+
+
+def _type_name(expected: type | tuple[type, ...]) -> str:
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def inference_payload(payload: Checkpoint | dict[str, Any], fp16: bool = True) -> dict[str, Any]:
     """What inference needs (no optimizer or RNG state), float weights in fp16 when ``fp16``.
     Tied weights (one storage under two names) stay one storage."""
     small = {k: payload[k] for k in INFERENCE_FIELDS if k in payload}
@@ -169,7 +279,7 @@ def _read_safely(path: Path) -> Any:
         raise CheckpointError(f"{path}: not an attnkit checkpoint (unreadable: {reason})") from None
 
 
-def check_payload(payload: Any, path: str | Path, task: str | None = None) -> dict[str, Any]:
+def check_payload(payload: Any, path: str | Path, task: str | None = None) -> Checkpoint:
     """Check the fields every checkpoint needs, naming the first one that is wrong."""
     if not isinstance(payload, dict):
         raise CheckpointError(f"{path}: not an attnkit checkpoint (it holds a {type(payload).__name__})")
@@ -196,10 +306,10 @@ def check_payload(payload: Any, path: str | Path, task: str | None = None) -> di
         raise CheckpointError(f"{path}: field 'vocabulary' (list of words) is missing")
     if task is not None and config["task"] != task:
         raise CheckpointError(f"{path} is a {config['task']} model, not a {task} model")
-    return payload
+    return Checkpoint.from_payload(payload, path)
 
 
-def load_checkpoint(path: str | Path, task: str | None = None) -> dict[str, Any]:
+def load_checkpoint(path: str | Path, task: str | None = None) -> Checkpoint:
     """Read and check a checkpoint; never runs code from the file. ``task``: require that task."""
     path = Path(path)
     if not path.is_file():
@@ -207,7 +317,7 @@ def load_checkpoint(path: str | Path, task: str | None = None) -> dict[str, Any]
     return check_payload(_read_safely(path), path, task)
 
 
-def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False) -> dict[str, Any]:
+def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False) -> Checkpoint:
     """Rewrite an earlier attnkit checkpoint in format 2. Unpickling arbitrary objects happens only
     with ``trust_pickle`` (a warning says so); the result is checked before it is written."""
     src = Path(src)
@@ -231,6 +341,6 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
             **payload["rng"],
             "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached],
         }
-    checked = check_payload(stamp(payload), src)
-    atomic_torch_save(checked, Path(dst))
+    checked = check_payload(stamp({k: v for k, v in payload.items() if k in _FIELD_NAMES}), src)
+    atomic_torch_save(stamp(checked), Path(dst))
     return checked

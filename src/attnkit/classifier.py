@@ -16,6 +16,7 @@ from .data.documents import (
     make_document_batch,
 )
 from .device import model_device, resolve_device, to_device
+from .log import progress
 from .models.build import build_for_checkpoint, load_for_inference, restore
 from .results import Classification, check_texts, classification
 from .training.prior import prior_bias, stored_class_weights
@@ -74,7 +75,7 @@ class Classifier:
     @torch.no_grad()
     def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
         out: list[Classification] = []
-        for start in range(0, len(docs), batch_size):
+        for start in progress(range(0, len(docs), batch_size), -(-len(docs) // batch_size), "classifying"):
             chunk = docs[start : start + batch_size]
             batch = to_device(make_document_batch(chunk, self.vocab), model_device(self.model))
             result = to_device(self.model(batch.words, batch.word_mask), "cpu")

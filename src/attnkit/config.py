@@ -210,11 +210,15 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     return config
 
 
+# The model registry's names and tasks (``attnkit.models.MODELS``), here without importing torch.
+MODEL_TASKS = {"han": "classification", "rnn": "translation", "transformer": "translation"}
+
+
 def validate(config: ExperimentConfig) -> None:
     """Cross-field checks with messages that say what is valid."""
     choices = {
         "task": (config.task, ("classification", "translation")),
-        "model.name": (config.model.name, ("han", "rnn", "transformer")),
+        "model.name": (config.model.name, tuple(MODEL_TASKS)),
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
         "training.precision": (config.training.precision, ("bf16", "fp32")),
         "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "linear", "plateau")),
@@ -226,6 +230,9 @@ def validate(config: ExperimentConfig) -> None:
     for key, (value, valid) in choices.items():
         if value not in valid:
             raise ConfigError(f"{key}: unknown value {value!r}; valid: {', '.join(valid)}")
+    if MODEL_TASKS[config.model.name] != config.task:
+        fits = ", ".join(n for n, t in MODEL_TASKS.items() if t == config.task)
+        raise ConfigError(f"model.name: {config.model.name!r} is not a {config.task} model; valid: {fits}")
     if not 0.0 <= config.data.subword_alpha <= 1.0:
         raise ConfigError(f"data.subword_alpha must be in [0, 1] (0 = off), got {config.data.subword_alpha}")
     if config.training.schedule == "linear" and config.training.max_steps <= 0:

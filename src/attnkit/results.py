@@ -20,6 +20,7 @@ from .data.arrays import source_arrays
 from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer
+from .log import progress
 
 
 @dataclass
@@ -136,7 +137,7 @@ class TranslatorBase:
         order = sorted((i for i, t in enumerate(texts) if t), key=lambda i: len(encoded[i]))
         results: list[Translation | None] = [None] * len(texts)
         stepper = self._stepper()
-        for start in range(0, len(order), batch_size):
+        for start in progress(range(0, len(order), batch_size), -(-len(order) // batch_size), "translating"):
             chunk = order[start : start + batch_size]
             src, src_mask = source_arrays([encoded[i] for i in chunk])
             if beam <= 1:

@@ -15,6 +15,7 @@ from .data.batching import make_batch
 from .data.tokenizer import SubwordTokenizer, vocabularies_from
 from .decoding import TorchStepper
 from .device import model_device, resolve_device, to_device
+from .log import progress
 from .models.build import build_model, load_for_inference, restore
 from .results import Translation, TranslatorBase, check_heads
 
@@ -85,7 +86,7 @@ class Translator(TranslatorBase):
         """
         src_ids, tgt_ids = self.pair_ids(sources, targets)
         out: list[tuple[list[str], list[str], np.ndarray]] = []
-        for start in range(0, len(sources), batch_size):
+        for start in progress(range(0, len(sources), batch_size), -(-len(sources) // batch_size), "aligning"):
             chunk = range(start, min(start + batch_size, len(sources)))
             batch = make_batch([src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk])
             maps = (

@@ -185,3 +185,17 @@ def test_list_reads_the_registry(capsys):
     info = json.loads(capsys.readouterr().out)
     assert "additive" in info["scorers"] and "transformer" in info["models"]
     assert info["exports"] == ["enfr-rnn", "reviews-han"]  # the shipped models that run without torch
+
+
+def test_quiet_silences_messages_and_progress_bars(translator_ckpt, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ATTNKIT_PROGRESS", "1")
+    argv = ["translate", "--model", str(translator_ckpt), "--batch-size", "1", "--beam", "1"]
+    sentences = ["ab cd", "cd ab", "ab", "cd", "ab ab", "cd cd"]
+    assert main([*argv, "--plot", str(tmp_path / "a.png"), *sentences]) == 0
+    err = capsys.readouterr().err
+    assert "translating" in err and "[attnkit] attention plot written to" in err
+    assert main(["--quiet", *argv, "--plot", str(tmp_path / "b.png"), *sentences]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and len(captured.out.splitlines()) == 6
+    assert main(["-q", "translate", "--model", str(tmp_path / "missing.pt"), "ab"]) == 2
+    assert "error" in capsys.readouterr().err  # errors are never silenced

@@ -33,6 +33,10 @@ def test_wrong_type_and_unknown_choice(tmp_path):
         load_config(path)
     with pytest.raises(ConfigError, match="model.name: unknown value 'lstm'; valid: han, rnn, transformer"):
         load_config(None, ["model.name=lstm"])
+    with pytest.raises(
+        ConfigError, match="model.name: 'han' is not a translation model; valid: rnn, transformer"
+    ):
+        load_config(None, ["model.name=han"])
 
 
 def test_overrides_are_parsed_and_checked():

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from ..log import log
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -18,5 +19,5 @@ def run(args: argparse.Namespace) -> int:
     from ..training.average import average_checkpoints
 
     averaged = average_checkpoints(args.checkpoints, args.out)
-    print(f"averaged {len(averaged['averaged_from'])} checkpoints into {args.out}", file=sys.stderr)
+    log.info(f"averaged {len(averaged['averaged_from'])} checkpoints into {args.out}")
     return 0

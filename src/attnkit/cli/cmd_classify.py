@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from ..log import log
 from .options import add_backend
 
 
@@ -77,7 +78,7 @@ def run_classify(args: argparse.Namespace) -> int:
             "limits": {"max_sentences": MAX_SENTENCES, "max_words": MAX_WORDS},
         }
         atomic_write_text(args.html, static_page(data))
-        print(f"explorer page written to {args.html}", file=sys.stderr)
+        log.info(f"explorer page written to {args.html}")
     return 0
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from ..log import log
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -23,5 +24,5 @@ def run(args: argparse.Namespace) -> int:
     from ..checkpoint import convert_legacy
 
     payload = convert_legacy(args.old, args.new, trust_pickle=args.trust_pickle)
-    print(f"converted {args.old} ({payload['config']['task']}) -> {args.new}", file=sys.stderr)
+    log.info(f"converted {args.old} ({payload['config']['task']}) -> {args.new}")
     return 0

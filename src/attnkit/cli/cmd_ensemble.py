@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from ..log import log
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -20,5 +21,5 @@ def run(args: argparse.Namespace) -> int:
     from ..training.average import ensemble_checkpoints
 
     combined = ensemble_checkpoints(args.checkpoints, args.out)
-    print(f"ensemble of {len(combined['ensemble_of'])} classifiers written to {args.out}", file=sys.stderr)
+    log.info(f"ensemble of {len(combined['ensemble_of'])} classifiers written to {args.out}")
     return 0

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
+
+from ..log import log
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         from ..visualization.faithfulness import plot_faithfulness
 
         plot_faithfulness(report, args.plot)
-        print(f"curves written to {args.plot}", file=sys.stderr)
+        log.info(f"curves written to {args.plot}")
     print(json.dumps(report, indent=2) if args.json else _summary(report))
     return 0
 

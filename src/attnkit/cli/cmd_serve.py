@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from ..log import log
+
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="the attention explorer in the browser, and its JSON API")
@@ -60,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
     names = ", ".join([*models.translators, *models.classifiers])
     print(f"attnkit explorer on http://{args.host}:{args.port}/ ({names}); Ctrl-C stops it", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
-    print("attnkit explorer stopped", file=sys.stderr)
+    log.info("attnkit explorer stopped")
     return 0

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from ..log import log
 from .options import add_backend
 
 
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
         page = static_page({"view": "translate", "results": explorer_rows(translator, results)})
         atomic_write_text(args.html, page)
-        print(f"explorer page written to {args.html}", file=sys.stderr)
+        log.info(f"explorer page written to {args.html}")
     return 0
 
 
@@ -71,4 +72,4 @@ def _plot(args: argparse.Namespace, translator: Any, results: list[Any]) -> None
     if first is None:
         raise ValueError("--plot: nothing was translated")
     plot_translation(first, args.plot, values=args.values, words=args.words, model=translator)
-    print(f"attention plot written to {args.plot}", file=sys.stderr)
+    log.info(f"attention plot written to {args.plot}")

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..log import configure
 from . import (
     cmd_align,
     cmd_average,
@@ -46,6 +47,9 @@ class UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attnkit", description="Attention in sequence models, made real.")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="warnings and errors only; no progress bars"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
         module.add_parser(sub, name)
@@ -55,10 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure(quiet=args.quiet)
     try:
         return int(args.run(args) or 0)
     except (ValueError, FileNotFoundError, UsageError, IsADirectoryError, PermissionError) as exc:
-        print(f"attnkit {args.command}: error: {exc}", file=sys.stderr)
+        print(f"attnkit {args.command}: error: {exc}", file=sys.stderr)  # always, even when quiet
         return 2
     except KeyboardInterrupt:
         print(f"attnkit {args.command}: interrupted", file=sys.stderr)

@@ -6,11 +6,14 @@ import io
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sentencepiece as spm
 
 from ..vocab import BOS, EOS, PAD, UNK
+
+if TYPE_CHECKING:
+    from ..checkpoint import Checkpoint
 
 __all__ = ["BOS", "EOS", "PAD", "UNK", "SubwordTokenizer", "train_vocabularies", "vocabularies_from"]
 
@@ -96,7 +99,7 @@ def train_vocabularies(
     return SubwordTokenizer.train(sources, vocab_size), SubwordTokenizer.train(targets, vocab_size)
 
 
-def vocabularies_from(payload: dict[str, Any]) -> tuple[SubwordTokenizer, SubwordTokenizer]:
+def vocabularies_from(payload: Checkpoint | dict[str, Any]) -> tuple[SubwordTokenizer, SubwordTokenizer]:
     """(source, target) tokenizers stored in a checkpoint; ``target_tokenizer`` only when separate."""
     source = SubwordTokenizer(payload["tokenizer"])
     target = payload.get("target_tokenizer")

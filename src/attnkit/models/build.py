@@ -8,10 +8,37 @@ from typing import Any
 
 from torch import nn
 
-from ..checkpoint import load_checkpoint
+from ..checkpoint import Checkpoint, load_checkpoint
 from ..config import ExperimentConfig, ModelConfig, from_dict
+from .registry import MODELS, register_model
 
-MODELS = ("han", "rnn", "transformer")
+
+@register_model("rnn", task="translation")
+def _rnn(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+    from .rnn_seq2seq import RNNSeq2Seq
+
+    return RNNSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.rnn))
+
+
+@register_model("transformer", task="translation")
+def _transformer(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+    from .transformer import TransformerSeq2Seq
+
+    return TransformerSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.transformer))
+
+
+@register_model("han", task="classification")
+def _han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+    from .han import HAN
+
+    han = dataclasses.asdict(config.han)
+    for training_only in ("class_weighting", "word2vec_epochs", "word2vec_vectors"):
+        han.pop(training_only)
+    return HAN(vocab_size, num_classes=sizes["num_classes"], **han)
+
+
+def _seq2seq(sizes: dict[str, Any]) -> dict[str, Any]:
+    return {"target_ids": sizes["target_ids"], "src_vocab_size": sizes["src_vocab_size"]}
 
 
 def build_model(
@@ -21,34 +48,21 @@ def build_model(
     target_ids: list[int] | None = None,
     src_vocab_size: int | None = None,
 ) -> nn.Module:
-    """Make the model named by ``config.name`` with its section of the config.
+    """Make the registered model named by ``config.name`` (``models.registry``) with its section of the
+    config; unknown names list the valid ones.
 
     Translation models: ``vocab_size`` is the (joint or target) embedding size, ``src_vocab_size`` that
     of a separate source embedding (None: joint vocabulary), ``target_ids`` the target-side pieces
-    (see ``TiedOutput``).
+    (see ``TiedOutput``). Classifiers: ``num_classes``.
     """
-    sizes: dict[str, Any] = {"target_ids": target_ids, "src_vocab_size": src_vocab_size}
-    if config.name == "rnn":
-        from .rnn_seq2seq import RNNSeq2Seq
-
-        return RNNSeq2Seq(vocab_size, **sizes, **dataclasses.asdict(config.rnn))
-    if config.name == "transformer":
-        from .transformer import TransformerSeq2Seq
-
-        return TransformerSeq2Seq(vocab_size, **sizes, **dataclasses.asdict(config.transformer))
-    if config.name == "han":
-        from .han import HAN
-
-        han = dataclasses.asdict(config.han)
-        han.pop("class_weighting")
-        han.pop("word2vec_epochs")
-        han.pop("word2vec_vectors")
-        return HAN(vocab_size, num_classes=num_classes, **han)
-    raise ValueError(f"unknown model {config.name!r}; valid names: {', '.join(MODELS)}")
+    spec = MODELS.get(config.name)
+    return spec.build(
+        config, vocab_size, num_classes=num_classes, target_ids=target_ids, src_vocab_size=src_vocab_size
+    )
 
 
 def build_for_checkpoint(
-    ckpt: dict[str, Any], config: ExperimentConfig, vocab_size: int, **sizes: Any
+    ckpt: Checkpoint, config: ExperimentConfig, vocab_size: int, **sizes: Any
 ) -> nn.Module:
     """The model a checkpoint's weights fit: its config's model, or an ensemble of its members'."""
     members = ckpt.get("ensemble")
@@ -59,7 +73,7 @@ def build_for_checkpoint(
     return HANEnsemble([build_model(from_dict(ModelConfig, m), vocab_size, **sizes) for m in members])
 
 
-def load_for_inference(path: str | Path, task: str) -> tuple[dict[str, Any], ExperimentConfig]:
+def load_for_inference(path: str | Path, task: str) -> tuple[Checkpoint, ExperimentConfig]:
     """A checkpoint and its config, checked to be of ``task`` (translation or classification)."""
     ckpt = load_checkpoint(path)
     config = from_dict(ExperimentConfig, ckpt["config"])
@@ -72,7 +86,7 @@ def load_for_inference(path: str | Path, task: str) -> tuple[dict[str, Any], Exp
 _NOT_ARCHITECTURE = ("dropout", "class_weighting", "word2vec_epochs", "word2vec_vectors", "attention_layer")
 
 
-def init_checkpoint(config: ExperimentConfig) -> dict[str, Any]:
+def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
     """The checkpoint ``training.init_from`` names (a path or a shipped model), checked to hold a model
     of the same task and architecture as ``config``, so its weights, tokenizer and vocabulary fit."""
     from ..pretrained import resolve
@@ -95,7 +109,7 @@ def init_checkpoint(config: ExperimentConfig) -> dict[str, Any]:
     return ckpt
 
 
-def restore(model: nn.Module, ckpt: dict[str, Any], int8: bool = False) -> nn.Module:
+def restore(model: nn.Module, ckpt: Checkpoint, int8: bool = False) -> nn.Module:
     """Load weights (fp16 shipped weights become fp32) and switch to eval mode.
 
     ``int8``: return an int8-weight copy for CPU inference instead (see ``quantize``).

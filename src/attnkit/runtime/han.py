@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.documents import Document, Vocabulary, document_from_text, document_ids
+from ..log import progress
 from ..results import Classification, check_texts, classification, log_prior
 from .manifest import ExportError, Manifest, read_manifest
 from .sessions import sessions
@@ -64,7 +65,7 @@ class OnnxClassifier:
             range(len(docs)), key=lambda i: (len(docs[i].sentences), max(map(len, docs[i].sentences)))
         )
         out: list[Classification | None] = [None] * len(docs)
-        for start in range(0, len(order), batch_size):
+        for start in progress(range(0, len(order), batch_size), -(-len(order) // batch_size), "classifying"):
             chunk = [docs[i] for i in order[start : start + batch_size]]
             probs, words, sentences = self.scores(chunk)
             if self.prior_bias is not None:  # softmax(log p - b): the correction on probabilities

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..data.arrays import pad_ids, source_arrays
 from ..data.tokenizer import SubwordTokenizer
+from ..log import progress
 from ..results import Translation, TranslatorBase, check_heads
 from ..search import top_candidates
 from ..vocab import BOS
@@ -151,7 +152,7 @@ class OnnxTranslator(TranslatorBase):
         chosen = check_heads(layer, heads, self.attention_layers, self.attention_heads, default)
         src_ids, tgt_ids = self.pair_ids(sources, targets)
         out = []
-        for start in range(0, len(src_ids), batch_size):
+        for start in progress(range(0, len(src_ids), batch_size), -(-len(src_ids) // batch_size), "aligning"):
             chunk = range(start, min(start + batch_size, len(src_ids)))
             s_ids, t_ids = [src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk]
             if self.attention_layers and (layer is not None or heads):

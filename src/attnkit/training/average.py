@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from ..checkpoint import load_checkpoint, save_payload
+from ..checkpoint import Checkpoint, load_checkpoint, save_payload
 
 # What an averaged checkpoint keeps besides weights: enough to translate or classify, not to resume.
 KEEP = (
@@ -35,7 +35,7 @@ KEEP = (
 MUST_MATCH = ("tokenizer", "target_tokenizer", "target_ids", "vocabulary", "labels")
 
 
-def _check_compatible(first: dict[str, Any], other: dict[str, Any], path: Path, first_path: Path) -> None:
+def _check_compatible(first: Checkpoint, other: Checkpoint, path: Path, first_path: Path) -> None:
     if other["config"]["model"] != first["config"]["model"]:
         raise ValueError(f"{path}: model config differs from {first_path}'s; average checkpoints of one run")
     for key in MUST_MATCH:
@@ -105,7 +105,7 @@ def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[s
     return combined
 
 
-def _ensemble_class_weights(members: list[dict[str, Any]]) -> dict[str, Any]:
+def _ensemble_class_weights(members: list[Checkpoint]) -> dict[str, Any]:
     """The members' training class weights, geometric mean (``training.prior``), if they all keep them."""
     if not all("class_weights" in m for m in members):
         return {}

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..checkpoint import atomic_torch_save
+from ..checkpoint import Checkpoint, atomic_torch_save
 from ..config import ExperimentConfig
 from ..data.documents import Document, DocumentBatch, Vocabulary, make_document_batch, read_documents
 from ..datasets import document_split
@@ -52,7 +52,7 @@ def training_labels(config: ExperimentConfig, labels: list[str]) -> list[int] | 
 
 
 class ClassificationTask:
-    def __init__(self, config: ExperimentConfig, checkpoint: dict[str, Any] | None = None) -> None:
+    def __init__(self, config: ExperimentConfig, checkpoint: Checkpoint | None = None) -> None:
         self.config = config
         labels = checkpoint["labels"] if checkpoint else None
         self.train_docs, self.labels = _docs(config, "train", labels)

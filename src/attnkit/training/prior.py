@@ -11,11 +11,10 @@ the corrected ones, renormalised, so that they agree with the predicted label.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import Tensor
 
+from ..checkpoint import Checkpoint
 from ..results import check_tau
 
 __all__ = ["check_tau", "geometric_mean", "prior_bias", "stored_class_weights"]
@@ -27,7 +26,7 @@ def geometric_mean(weights: list[list[float] | None], num_classes: int) -> list[
     return logs.mean(0).exp().tolist()
 
 
-def stored_class_weights(ckpt: dict[str, Any]) -> list[float] | None:
+def stored_class_weights(ckpt: Checkpoint) -> list[float] | None:
     """The training loss's class weights a checkpoint keeps, or, for one trained before they were
     kept, recomputed from its config and training data (None when those are not readable)."""
     if "class_weights" in ckpt:
@@ -45,7 +44,7 @@ def stored_class_weights(ckpt: dict[str, Any]) -> list[float] | None:
     return geometric_mean([None if w is None else w.tolist() for w in members], num_classes)
 
 
-def prior_bias(ckpt: dict[str, Any], tau: float | None = None) -> Tensor | None:
+def prior_bias(ckpt: Checkpoint, tau: float | None = None) -> Tensor | None:
     """``tau * log w`` (C,) to subtract from a classifier's logits, or None when there is nothing to do.
 
     ``tau``: None = the checkpoint's own ``prior_correction`` (0 when it has none)."""

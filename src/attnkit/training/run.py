@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ..checkpoint import latest_checkpoint, load_checkpoint
+from ..checkpoint import Checkpoint, latest_checkpoint, load_checkpoint
 from ..config import ExperimentConfig
 from ..models.build import build_model, init_checkpoint, restore
 from . import distributed as dist
@@ -25,7 +25,7 @@ def _log(message: str) -> None:
     print(f"[attnkit] {message}", flush=True)
 
 
-def make_task(config: ExperimentConfig, checkpoint: dict[str, Any] | None) -> Any:
+def make_task(config: ExperimentConfig, checkpoint: Checkpoint | None) -> Any:
     """The task of ``config`` (translation or classification); vocabularies from ``checkpoint`` if given."""
     if config.task == "classification":
         from .classification import ClassificationTask

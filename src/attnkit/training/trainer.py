@@ -31,6 +31,7 @@ from ..checkpoint import (
 )
 from ..config import ExperimentConfig, to_dict
 from ..device import autocast, resolve_device, to_device
+from ..log import log
 from ..version import __version__
 from . import distributed as dist
 from .schedule import Schedule
@@ -310,7 +311,7 @@ class Trainer:
 
     def log(self, message: str) -> None:
         if self.rank == 0:
-            tqdm.write(f"[attnkit] {message}", file=sys.stderr)
+            log.info(message)
 
 
 def _cpu_model() -> str:
