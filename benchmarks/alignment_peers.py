@@ -103,7 +103,7 @@ def main() -> None:
     )
     parser.add_argument("--hansards", required=True, help="folder with {trial,test}.en-fr.{en,fr,naacl}")
     parser.add_argument("--model", default="enfr-rnn")
-    parser.add_argument("--reverse-model", default=None, help="a French->English checkpoint")
+    parser.add_argument("--reverse-model", default="fren-rnn", help="a French->English model ('': none)")
     parser.add_argument("--saliency", action="store_true", help="also gradient-saliency links (slow)")
     parser.add_argument("--limit", type=int, default=None, help="eflomal: first N Tatoeba pairs only")
     parser.add_argument("--json", action="store_true")

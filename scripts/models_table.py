@@ -33,7 +33,8 @@ def row(name: str, report: dict) -> str:
             f"| `{name}` | reviews → 1-5 stars | {dev['accuracy']:.4f} acc / {dev['macro_f1']:.4f} F1 | "
             f"{test['accuracy']:.4f} acc / {test['macro_f1']:.4f} F1 | — | — | {size:.1f} MiB, {minutes} |"
         )
-    pair = "en→" + report["config"]["data"]["dataset"].split("-")[-1][:2]
+    _, source, target = report["config"]["data"]["dataset"].split("-")  # tatoeba-eng-fra
+    pair = f"{source[:2]}→{target[:2]}"
     int8 = report.get("int8", {}).get("test", {}).get("bleu")
     latency = report.get("latency", {}).get(f"{name} beam5", {}).get("median_ms")
     return (
