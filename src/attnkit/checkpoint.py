@@ -20,6 +20,8 @@ import os
 import pickle
 import random
 import re
+import types
+import typing
 import warnings
 import zipfile
 from dataclasses import dataclass, fields
@@ -214,37 +216,26 @@ class Checkpoint:
         return self.to_payload().items()
 
 
-_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
-    "config": dict,
-    "model": dict,
-    "step": int,
-    "attnkit_version": str,
-    "tokenizer": bytes,
-    "target_tokenizer": bytes,
-    "target_ids": list,
-    "vocabulary": list,
-    "labels": list,
-    "class_weights": list,
-    "prior_correction": (int, float),
-    "ensemble": list,
-    "ensemble_of": list,
-    "averaged_from": list,
-    "provenance": dict,
-    "position": dict,
-    "tokens_seen": int,
-    "train_time": (int, float),
-    "optimizer": dict,
-    "schedule": dict,
-    "rng": dict,
-}
+def _field_types() -> dict[str, tuple[type, ...]]:
+    """The stored type of each ``Checkpoint`` field, read from its annotation (``X | None`` -> X;
+    ``dict[...]`` -> dict; a float field also takes an int)."""
+    out = {}
+    for name, hint in typing.get_type_hints(Checkpoint).items():
+        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+        kinds = [typing.get_origin(a) or a for a in (typing.get_args(hint) if union else (hint,))]
+        kinds = [k for k in kinds if k is not type(None)]
+        out[name] = tuple(kinds) + ((int,) if float in kinds else ())
+    return out
+
+
+_FIELD_TYPES = _field_types()
 _FIELD_NAMES = frozenset(_FIELD_TYPES)
 TRAINING_STATE = ("optimizer", "schedule", "rng")
 INFERENCE_FIELDS = tuple(n for n in _FIELD_TYPES if n not in TRAINING_STATE and n != "model")
 
 
-def _type_name(expected: type | tuple[type, ...]) -> str:
-    kinds = expected if isinstance(expected, tuple) else (expected,)
-    return " or ".join(k.__name__ for k in kinds)
+def _type_name(expected: tuple[type, ...]) -> str:
+    return " or ".join(k.__name__ for k in expected)
 
 
 def inference_payload(payload: Checkpoint | dict[str, Any], fp16: bool = True) -> dict[str, Any]:

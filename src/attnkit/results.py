@@ -175,6 +175,18 @@ class TranslatorBase:
             return result.source_ids, result.target_ids
         return self._encode(normalize(result.source)), self.target_tokenizer.encode(result.translation)
 
+    def pair_maps(
+        self, src_ids: Sequence[int], tgt_ids: Sequence[int], maps: np.ndarray
+    ) -> tuple[list[str], list[str], np.ndarray]:
+        """One pair's (source pieces + </s>, target pieces + </s>, ``maps`` cut to (T, S)) from its
+        padded (T', S') rows: what ``forced_attention`` returns per pair."""
+        t, s = len(tgt_ids) + 1, len(src_ids) + 1
+        return (
+            self.tokenizer.pieces(list(src_ids)) + ["</s>"],
+            self.target_tokenizer.pieces(list(tgt_ids)) + ["</s>"],
+            maps[:t, :s],
+        )
+
     def pair_ids(
         self, sources: Sequence[str], targets: Sequence[str]
     ) -> tuple[list[list[int]], list[list[int]]]:

@@ -92,15 +92,7 @@ class Translator(TranslatorBase):
             maps = (
                 self._maps(to_device(batch, model_device(self.model)), layer, heads).float().cpu()
             )  # (B, T, S)
-            for row, i in enumerate(chunk):
-                s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
-                out.append(
-                    (
-                        self.tokenizer.pieces(src_ids[i]) + ["</s>"],
-                        self.target_tokenizer.pieces(tgt_ids[i]) + ["</s>"],
-                        maps[row, :t, :s].numpy(),
-                    )
-                )
+            out += [self.pair_maps(src_ids[i], tgt_ids[i], maps[row].numpy()) for row, i in enumerate(chunk)]
         return out
 
     def _maps(self, batch: Any, layer: int | None, heads: Sequence[int] | None) -> torch.Tensor:

@@ -58,12 +58,13 @@ def _curves(
     prob: ProbabilityModel,
     words: np.ndarray,
     target: np.ndarray,
+    base: np.ndarray,
     ranked: np.ndarray,
     units: Units,
     fractions: Sequence[float],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Comprehensiveness and sufficiency (B, K) of one ranking ``ranked`` over a batch."""
-    base = _probs(prob, words)[np.arange(len(words)), target]
+    """Comprehensiveness and sufficiency (B, K) of one ranking ``ranked`` over a batch whose
+    predicted classes ``target`` (B,) have probabilities ``base`` (B,)."""
     comp, suff = np.zeros((len(words), len(fractions))), np.zeros((len(words), len(fractions)))
     for j, k in enumerate(fractions):
         top = [top_units(words[b], ranked[b], k, units) for b in range(len(words))]
@@ -95,7 +96,9 @@ def measure_batch(
     steps: int,
 ) -> dict[str, Any]:
     """Per-document curves for one batch of documents (B, N, W): {units: {method: (comp, suff)}}."""
-    target = _probs(prob, words).argmax(-1)
+    probs = _probs(prob, words)
+    target = probs.argmax(-1)
+    base = probs[np.arange(len(words)), target]
     out: dict[str, Any] = {"curves": {u: {} for u in UNITS}, "agreement": {}, "ig_gap": []}
     word_scores: dict[str, np.ndarray] = {}
     for units in UNITS:
@@ -111,7 +114,7 @@ def measure_batch(
                     out["ig_gap"].append(gap)
                 if units == "word" and seed == 0:
                     word_scores[method] = ranked
-                pairs.append(_curves(prob, words, target, ranked, units, fractions))
+                pairs.append(_curves(prob, words, target, base, ranked, units, fractions))
             out["curves"][units][method] = tuple(np.mean([p[i] for p in pairs], axis=0) for i in (0, 1))
     if "attention" in word_scores:
         for method, ranked in word_scores.items():

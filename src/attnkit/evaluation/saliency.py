@@ -57,13 +57,7 @@ def saliency_maps(
             )
             maps[:, t] = grads.detach().sum(-1).abs().float().cpu() * batch.src_mask.cpu()
         maps = maps / maps.sum(-1, keepdim=True).clamp_min(1e-12)
-        for row, i in enumerate(chunk):
-            s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
-            out.append(
-                (
-                    translator.tokenizer.pieces(src_ids[i]) + ["</s>"],
-                    translator.target_tokenizer.pieces(tgt_ids[i]) + ["</s>"],
-                    maps[row, :t, :s].numpy(),
-                )
-            )
+        out += [
+            translator.pair_maps(src_ids[i], tgt_ids[i], maps[row].numpy()) for row, i in enumerate(chunk)
+        ]
     return out

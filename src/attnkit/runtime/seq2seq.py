@@ -160,10 +160,7 @@ class OnnxTranslator(TranslatorBase):
                 maps = (maps[:, :, list(heads)] if heads else maps).mean(2)
             else:
                 maps = self._forced(s_ids, t_ids, "attention")
-            for row, i in enumerate(chunk):
-                s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
-                pieces = self.tokenizer.pieces(src_ids[i]) + ["</s>"]
-                out.append((pieces, self.target_tokenizer.pieces(tgt_ids[i]) + ["</s>"], maps[row, :t, :s]))
+            out += [self.pair_maps(src_ids[i], tgt_ids[i], maps[row]) for row, i in enumerate(chunk)]
         return out
 
     def layer_attention(self, result: Translation) -> np.ndarray | None:
