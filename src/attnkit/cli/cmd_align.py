@@ -52,6 +52,16 @@ def add_parser(sub: Any, name: str) -> None:
         default="grow-diag-final",
         help="how the two directions' links combine (with --reverse-model)",
     )
+    p.add_argument(
+        "--adapt",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="first fine-tune the model (and --reverse-model) on these sentence pairs for STEPS updates, "
+        "as statistical aligners train on what they align; no gold links are read (200 chose on the "
+        "Hansards trial set: test AER 0.343 -> 0.128). 0 = off",
+    )
+    p.add_argument("--adapt-lr", type=float, default=3e-4, help="learning rate of --adapt (constant)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
@@ -59,12 +69,37 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import load_translator
     from ..data.parallel import read_lines
 
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
         raise ValueError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
+    if args.adapt < 0:
+        raise ValueError(f"--adapt: expected a number of steps >= 0, got {args.adapt}")
+    if not args.adapt:
+        return _align(args, sources, targets)
+    import tempfile
+
+    from ..training.adapt import adapt_translator
+
+    args.reverse_name = args.reverse_model  # the report names the models given, not the temporary copies
+    with tempfile.TemporaryDirectory(prefix="attnkit-adapt-") as tmp:
+        device = args.device
+        args.model = str(
+            adapt_translator(args.model, sources, targets, args.adapt, f"{tmp}/fwd", args.adapt_lr, device)
+        )
+        if args.reverse_model:
+            args.reverse_model = str(
+                adapt_translator(
+                    args.reverse_model, targets, sources, args.adapt, f"{tmp}/rev", args.adapt_lr, device
+                )
+            )
+        return _align(args, sources, targets)
+
+
+def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> int:
+    from ..api import load_translator
+
     translator = load_translator(args.model, device=args.device, backend=_backend(args))
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     if args.search:
@@ -84,9 +119,10 @@ def run(args: argparse.Namespace) -> int:
         "n_sentences": score.n_sentences,
         "method": args.method,
         "scores": args.scores,
-        "reverse_model": args.reverse_model,
+        "reverse_model": getattr(args, "reverse_name", args.reverse_model),
         "symmetrize": args.symmetrize if args.reverse_model else None,
         "shift": args.shift,
+        "adapt": args.adapt,
         "layer": args.layer,
         "heads": heads,
     }

@@ -1,0 +1,60 @@
+"""Adapt a translator to the bitext it is about to align, as statistical aligners do.
+
+fast_align, GIZA++ and eflomal estimate their parameters on the very sentences they align. A translator
+trained on other text has never seen their words and sentence shapes; a few hundred updates on the bitext
+itself (as plain parallel text: no gold link is read) make its attention an aligner's: on the Hansards
+test set, the shipped ``enfr-rnn`` + ``fren-rnn`` go from AER 0.343 to 0.128 after 200 steps
+(``scripts/align_adapt.py``, docs/experiments/trust.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..checkpoint import latest_checkpoint
+from ..config import ExperimentConfig, from_dict, to_dict
+from ..models.build import load_for_inference
+from ..pretrained import resolve
+from .run import train
+
+
+def adapt_translator(
+    model: str | Path | None,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    steps: int,
+    out_dir: str | Path,
+    lr: float = 3e-4,
+    device: str = "cpu",
+) -> Path:
+    """Fine-tune the translator ``model`` (a checkpoint or shipped name; None = the default) on the
+    pairs (sources[i], targets[i]) for ``steps`` updates, with its own recipe at a constant ``lr``,
+    and return the checkpoint written to ``out_dir`` (trained on ``device``). Training logs go to stderr."""
+    if steps < 1:
+        raise ValueError(f"--adapt: the number of fine-tuning steps must be >= 1, got {steps}")
+    if len(sources) != len(targets) or not sources:
+        raise ValueError(f"--adapt needs aligned sentence pairs, got {len(sources)} and {len(targets)} lines")
+    path = resolve(model, "translator")
+    _, recipe = load_for_inference(path, "translation")
+    config = from_dict(ExperimentConfig, to_dict(recipe))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = [out / "bitext.src", out / "bitext.tgt"]
+    for file, lines in zip(files, (sources, targets)):
+        file.write_text("\n".join(line.strip() for line in lines) + "\n", encoding="utf-8")
+    config.data.train = config.data.dev = [str(f) for f in files]
+    config.data.train_limit = 0
+    t = config.training
+    t.out_dir, t.init_from, t.lr, t.schedule, t.warmup_steps = str(out / "run"), str(path), lr, "constant", 0
+    t.max_steps, t.max_minutes, t.max_epochs, t.validate_every = steps, 0.0, 1_000_000, steps
+    t.checkpoint_every, t.validate_bleu, t.dev_limit, t.keep_last, t.patience = 0, False, 64, 1, 0
+    t.snapshot_minutes, t.progress, t.seed, t.device = [], False, 1, device
+    with contextlib.redirect_stdout(sys.stderr):
+        train(config)
+    final = latest_checkpoint(out / "run")
+    if final is None:  # train() always checkpoints at max_steps; guard against a silent no-op
+        raise RuntimeError(f"--adapt: training wrote no checkpoint to {out / 'run'}")
+    return final

@@ -1,0 +1,50 @@
+"""``attnkit align --adapt``: fine-tune on the bitext before aligning (no gold links read)."""
+
+import json
+
+import torch
+
+from attnkit.checkpoint import load_checkpoint
+from attnkit.cli.main import main
+from attnkit.training.adapt import adapt_translator
+
+
+def _bitext(tmp_path):
+    (tmp_path / "s.en").write_text("ab cd\ncd ab ab\n")
+    (tmp_path / "t.fr").write_text("ab cd\ncd ab ab\n")
+    (tmp_path / "g.naacl").write_text("1 1 1 S\n1 2 2 S\n2 1 1 S\n2 2 2 P\n2 3 3 P\n")
+    return [str(tmp_path / n) for n in ("s.en", "t.fr", "g.naacl")]
+
+
+def test_adapt_translator_changes_weights_and_keeps_the_vocabulary(translator_ckpt, tmp_path):
+    out = adapt_translator(translator_ckpt, ["ab cd", "cd ab"], ["ab cd", "cd ab"], 3, tmp_path, lr=1e-2)
+    before, after = load_checkpoint(translator_ckpt), load_checkpoint(out)
+    assert after["step"] == 3 and after["tokenizer"] == before["tokenizer"]
+    assert after["target_ids"] == before["target_ids"]
+    changed = [k for k, v in before["model"].items() if not torch.equal(v, after["model"][k])]
+    assert changed, "three updates at lr 1e-2 must move some weights"
+    assert (tmp_path / "bitext.src").read_text() == "ab cd\ncd ab\n"
+
+
+def test_align_adapt_reports_aer_and_names_the_given_models(translator_ckpt, tmp_path, capsys):
+    src, tgt, gold = _bitext(tmp_path)
+    argv = ["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt, "--adapt", "2"]
+    argv += ["--reverse-model", str(translator_ckpt), "--symmetrize", "mean", "--method", "intersect"]
+    assert main(argv) == 0  # without --gold: the links, one line per pair
+    lines = capsys.readouterr().out.splitlines()
+    links = [{tuple(map(int, x.split("-"))) for x in line.split()} for line in lines]
+    assert main([*argv, "--gold", gold, "--json"]) == 0  # adaptation is seeded: the same links again
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["adapt"] == 2 and report["reverse_model"] == str(translator_ckpt)
+    sure = [{(0, 0), (1, 1)}, {(0, 0)}]
+    possible = [{(0, 0), (1, 1)}, {(0, 0), (1, 1), (2, 2)}]
+    hits = sum(len(a & s) + len(a & p) for a, s, p in zip(links, sure, possible))
+    expected = 1 - hits / (sum(map(len, links)) + 3)
+    assert report["n_sentences"] == 2 and abs(report["aer"] - expected) < 1e-4
+
+
+def test_align_adapt_rejects_negative_steps(translator_ckpt, tmp_path, capsys):
+    src, tgt, _ = _bitext(tmp_path)
+    assert main(["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt, "--adapt", "-1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--adapt" in err[0]
