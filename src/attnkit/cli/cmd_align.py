@@ -58,7 +58,7 @@ def add_parser(sub: Any, name: str) -> None:
         default=0,
         metavar="STEPS",
         help="first fine-tune the model (and --reverse-model) on these sentence pairs for STEPS updates, "
-        "as statistical aligners train on what they align; no gold links are read (200 chose on the "
+        "as statistical aligners train on what they align; no gold links are read (200, chosen on the "
         "Hansards trial set: test AER 0.343 -> 0.128). 0 = off",
     )
     p.add_argument("--adapt-lr", type=float, default=3e-4, help="learning rate of --adapt (constant)")
@@ -84,14 +84,15 @@ def run(args: argparse.Namespace) -> int:
 
     args.reverse_name = args.reverse_model  # the report names the models given, not the temporary copies
     with tempfile.TemporaryDirectory(prefix="attnkit-adapt-") as tmp:
-        device = args.device
         args.model = str(
-            adapt_translator(args.model, sources, targets, args.adapt, f"{tmp}/fwd", args.adapt_lr, device)
+            adapt_translator(
+                args.model, sources, targets, args.adapt, f"{tmp}/fwd", args.adapt_lr, args.device
+            )
         )
         if args.reverse_model:
             args.reverse_model = str(
                 adapt_translator(
-                    args.reverse_model, targets, sources, args.adapt, f"{tmp}/rev", args.adapt_lr, device
+                    args.reverse_model, targets, sources, args.adapt, f"{tmp}/rev", args.adapt_lr, args.device
                 )
             )
         return _align(args, sources, targets)
