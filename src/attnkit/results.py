@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer
 from .log import progress
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -100,6 +103,10 @@ class TranslatorBase:
     def _stepper(self) -> search.Stepper:
         raise NotImplementedError
 
+    def _map_batches(self, fn: Callable[[T], R], batches: list[T]) -> Iterator[R]:
+        """``map(fn, batches)`` in order; a backend may run batches in parallel."""
+        return map(fn, batches)
+
     @property
     def attention_layers(self) -> int:
         """Decoder layers with their own cross-attention (0 for an RNN: one map per step)."""
@@ -137,13 +144,16 @@ class TranslatorBase:
         order = sorted((i for i, t in enumerate(texts) if t), key=lambda i: len(encoded[i]))
         results: list[Translation | None] = [None] * len(texts)
         stepper = self._stepper()
-        for start in progress(range(0, len(order), batch_size), -(-len(order) // batch_size), "translating"):
-            chunk = order[start : start + batch_size]
+
+        def decode(chunk: list[int]) -> list[list[search.Hypothesis]]:
             src, src_mask = source_arrays([encoded[i] for i in chunk])
             if beam <= 1:
-                hyps = [[h] for h in search.greedy(stepper, src, src_mask)]
-            else:
-                hyps = search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
+                return [[h] for h in search.greedy(stepper, src, src_mask)]
+            return search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
+
+        chunks = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        decoded = zip(chunks, self._map_batches(decode, chunks))
+        for chunk, hyps in progress(decoded, len(chunks), "translating"):
             for i, nbest in zip(chunk, hyps):
                 results[i] = self._result(sentences[i], encoded[i], nbest, notes[i])
         return [

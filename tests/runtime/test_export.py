@@ -25,11 +25,15 @@ RNN_VARIANTS = {
 
 
 def _peaked(path, tmp_path, name):
-    """The checkpoint at ``path`` with its embeddings sharpened, so searches make clear choices."""
+    """The checkpoint at ``path`` with its embeddings sharpened, so searches make clear choices, and
+    every weight rounded to fp16 values, as the shipped models are (the export then stores them in fp16)."""
     from attnkit.checkpoint import load_checkpoint
 
     ckpt = load_checkpoint(path)
-    ckpt["model"] = {k: v * 4 if k.endswith("embedding.weight") else v for k, v in ckpt["model"].items()}
+    ckpt["model"] = {
+        k: (v * 4 if k.endswith("embedding.weight") else v).half().float() if v.is_floating_point() else v
+        for k, v in ckpt["model"].items()
+    }
     extra = {k: v for k, v in ckpt.items() if k not in ("config", "model", "attnkit_version", "step")}
     from attnkit.training.config import ExperimentConfig, from_dict
 
@@ -107,6 +111,35 @@ def test_manifest_lists_checksums_and_passes_the_checker(exported):
     assert manifest["meta"]["verification"]["fp32"]["max_attention_diff"] < 1e-4
 
 
+def test_embedding_tables_stay_fp16_in_the_graph(exported):
+    """A table read only by Gather is stored fp16 and cast after the Gather (onnxruntime would fold a
+    Cast before it into an fp32 copy of the whole table); other fp16 weights are cast first."""
+    import onnx
+
+    _, onnx_side, _ = exported
+    model = onnx.load(str(onnx_side.manifest.root / onnx_side.manifest.graphs["fp32"]["step"]))
+    halves = {i.name for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT16}
+    gathers = [n for n in model.graph.node if n.op_type == "Gather" and n.input[0] in halves]
+    assert gathers, "the target embedding should be gathered in fp16"
+    casts = {n.input[0]: n for n in model.graph.node if n.op_type == "Cast"}
+    for node in gathers:
+        assert casts[node.output[0]].attribute[0].i == onnx.TensorProto.FLOAT
+    assert any(name in casts for name in halves)  # the other weights: Cast from the initializer
+
+
+def test_parallel_batches_equal_one_by_one(exported):
+    """Batches decoded in two threads give exactly what one thread gives, in input order."""
+    from attnkit.runtime.seq2seq import OnnxTranslator
+
+    root = exported[1].manifest.root
+    many = SENTENCES * 3
+    serial = OnnxTranslator.from_export(root, intra_threads=1).translate(many, beam=3, batch_size=2)
+    parallel = OnnxTranslator.from_export(root, intra_threads=2).translate(many, beam=3, batch_size=2)
+    for x, y in zip(serial, parallel, strict=True):
+        assert (x.source, x.translation, x.score) == (y.source, y.translation, y.score)
+        np.testing.assert_array_equal(x.attention, y.attention)
+
+
 def test_int8_export_translates(exported):
     _, onnx_side, _ = exported
     int8 = load_export(onnx_side.manifest.root, int8=True)
@@ -122,7 +155,8 @@ def han_export(tmp_path_factory, classifier_ckpt):
 
     tmp = tmp_path_factory.mktemp("han")
     ckpt = load_checkpoint(classifier_ckpt)
-    model = type("M", (), {"state_dict": lambda self: ckpt["model"]})()
+    weights = {k: v.half().float() if v.is_floating_point() else v for k, v in ckpt["model"].items()}
+    model = type("M", (), {"state_dict": lambda self: weights})()
     path = _save(
         tmp / "weighted.pt",
         from_dict(ExperimentConfig, ckpt["config"]),

@@ -48,12 +48,18 @@ def check(path: Path) -> None:
 def store_half(path: Path, lossy: bool = False) -> int:
     """Store float32 weights as float16 followed by a Cast to float32, where that loses nothing (every
     value of a model trained and shipped in fp16 is exact in fp16) or everywhere when ``lossy``.
-    The graph still computes in float32. Returns the number of initializers converted."""
+    The graph still computes in float32. A table read only by Gather (an embedding) stays float16 in
+    memory too: the Cast moves after the Gather (the same values; onnxruntime would otherwise fold the
+    Cast into a float32 copy of the whole table). Returns the number of initializers converted."""
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, numpy_helper
 
     model = onnx.load(str(path))
-    casts, converted = [], 0
+    readers: dict[str, list[tuple[Any, int]]] = {}
+    for node in model.graph.node:
+        for slot, name in enumerate(node.input):
+            readers.setdefault(name, []).append((node, slot))
+    casts, after, converted = [], {}, 0
     for init in model.graph.initializer:
         if init.data_type != TensorProto.FLOAT:
             continue
@@ -61,15 +67,27 @@ def store_half(path: Path, lossy: bool = False) -> int:
         half = values.astype(np.float16)
         if values.size < _SMALL or not (lossy or np.array_equal(half.astype(np.float32), values)):
             continue
-        name = init.name
+        name, uses = init.name, readers.get(init.name, [])
         init.CopyFrom(numpy_helper.from_array(half, f"{name}__fp16"))
-        casts.append(helper.make_node("Cast", [f"{name}__fp16"], [name], to=TensorProto.FLOAT))
         converted += 1
-    nodes = casts + list(model.graph.node)
+        if uses and all(node.op_type == "Gather" and slot == 0 for node, slot in uses):
+            for node, _ in uses:
+                node.input[0], out = f"{name}__fp16", node.output[0]
+                node.output[0] = f"{out}__fp16"
+                after[id(node)] = _cast(f"{out}__fp16", out)
+        else:
+            casts.append(_cast(f"{name}__fp16", name))
+    nodes = casts + [n for node in model.graph.node for n in (node, after.get(id(node))) if n is not None]
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     onnx.save(model, str(path))
     return converted
+
+
+def _cast(source: str, target: str) -> Any:
+    from onnx import TensorProto, helper
+
+    return helper.make_node("Cast", [source], [target], to=TensorProto.FLOAT)
 
 
 def quantize_int8(src: Path, dst: Path) -> None:

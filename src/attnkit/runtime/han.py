@@ -12,7 +12,9 @@ from ..data.documents import Document, Vocabulary, document_from_text, document_
 from ..log import progress
 from ..results import Classification, check_texts, classification, log_prior
 from .manifest import ExportError, Manifest, read_manifest
-from .sessions import sessions
+from .sessions import parallel_map, sessions, threads
+
+HAN_LARGE_ROWS = 16  # documents from which a lone batch uses every thread
 
 __all__ = ["Classification", "OnnxClassifier"]
 
@@ -40,7 +42,8 @@ class OnnxClassifier:
         tau = meta.get("prior_correction", 0.0) if prior_correction is None else prior_correction
         self.prior_correction = float(tau)
         self.prior_bias = log_prior(self.class_weights, tau)
-        self.session = sessions(manifest, variant, intra_threads)["model"]
+        self.session = sessions(manifest, variant, intra_threads, large_rows=HAN_LARGE_ROWS)["model"]
+        self.workers = intra_threads or threads()  # batches classified at once
 
     @classmethod
     def from_export(
@@ -60,19 +63,20 @@ class OnnxClassifier:
         return probs, word_weights, sentence_weights
 
     def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
-        """Documents batched by size (fewer padded sentences and words for the graph), answered in order."""
+        """Documents batched by size (fewer padded sentences and words for the graph), the batches in
+        parallel threads (``runtime.sessions``), answered in order."""
         order = sorted(
             range(len(docs)), key=lambda i: (len(docs[i].sentences), max(map(len, docs[i].sentences)))
         )
         out: list[Classification | None] = [None] * len(docs)
-        for start in progress(range(0, len(order), batch_size), -(-len(order) // batch_size), "classifying"):
-            chunk = [docs[i] for i in order[start : start + batch_size]]
-            probs, words, sentences = self.scores(chunk)
+        index = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        scored = parallel_map(self.scores, [[docs[i] for i in chunk] for chunk in index], self.workers)
+        for chunk, (probs, words, sentences) in progress(zip(index, scored), len(index), "classifying"):
             if self.prior_bias is not None:  # softmax(log p - b): the correction on probabilities
                 probs = probs * np.exp(-self.prior_bias)
                 probs = probs / probs.sum(-1, keepdims=True)
-            for j, i in enumerate(order[start : start + batch_size]):
-                out[i] = classification(chunk[j], self.labels, probs[j], words[j], sentences[j])
+            for j, i in enumerate(chunk):
+                out[i] = classification(docs[i], self.labels, probs[j], words[j], sentences[j])
         return [r for r in out if r is not None]
 
     def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:

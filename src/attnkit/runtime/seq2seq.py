@@ -6,10 +6,10 @@ run; this module only feeds graphs and carries their state between steps. No tor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -20,7 +20,10 @@ from ..results import Translation, TranslatorBase, check_heads
 from ..search import top_candidates
 from ..vocab import BOS
 from .manifest import ExportError, Manifest, read_manifest
-from .sessions import sessions
+from .sessions import parallel_map, sessions, threads
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 __all__ = ["OnnxStepper", "OnnxTranslator", "Translation"]
 
@@ -109,6 +112,7 @@ class OnnxTranslator(TranslatorBase):
         )
         self.max_source_tokens = int(meta.get("max_source_tokens", 200))
         self.stepper = OnnxStepper(manifest, sessions(manifest, variant, intra_threads))
+        self.workers = intra_threads or threads()  # batches decoded at once (``translate``)
 
     @classmethod
     def from_export(
@@ -118,6 +122,10 @@ class OnnxTranslator(TranslatorBase):
 
     def _stepper(self) -> OnnxStepper:
         return self.stepper
+
+    def _map_batches(self, fn: Callable[[T], R], batches: list[T]) -> Iterator[R]:
+        """Batches in parallel threads, one graph thread each (see ``runtime.sessions``)."""
+        return parallel_map(fn, batches, self.workers)
 
     @property
     def attention_layers(self) -> int:
