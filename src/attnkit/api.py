@@ -27,7 +27,11 @@ def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool
             return None
         from .runtime import read_manifest
 
-        return folder if ("int8" if int8 else "fp32") in read_manifest(folder, verify=False).graphs else None
+        if ("int8" if int8 else "fp32") in read_manifest(folder, verify=False).graphs:
+            return folder
+        # a shipped model's export without this variant: its checkpoint runs on torch; an export folder
+        # given by path has no checkpoint, and the runtime's error names the variants it has
+        return None if (folder.parent / "model.pt").is_file() else folder
     if device != "cpu":
         raise ValueError("--backend onnx runs on the CPU only; use --device cpu (or --backend torch)")
     if folder is None:

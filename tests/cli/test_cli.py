@@ -184,7 +184,9 @@ def test_list_reads_the_registry(capsys):
     assert main(["list", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert "additive" in info["scorers"] and "transformer" in info["models"]
-    assert info["exports"] == ["enfr-rnn", "reviews-han"]  # the shipped models that run without torch
+    assert info["exports"] == list(info["shipped"])  # every shipped model runs without torch
+    assert info["export_variants"]["enfr-rnn"] == ["fp32", "int8"]
+    assert info["export_variants"]["enfr-transformer"] == ["int8"]  # shipped int8 only: half the size
 
 
 def test_quiet_silences_messages_and_progress_bars(translator_ckpt, tmp_path, monkeypatch, capsys):

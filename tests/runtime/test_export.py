@@ -234,3 +234,21 @@ def test_wrong_kind_is_refused(han_export, capsys):
 def test_onnx_backend_needs_an_export(translator_ckpt, capsys):
     assert main(["translate", "--backend", "onnx", "--model", str(translator_ckpt), "hello"]) == 2
     assert "has no ONNX export" in capsys.readouterr().err
+
+
+def test_int8_only_export_keeps_the_int8_graphs(translator_ckpt, tmp_path, capsys):
+    """`export --int8-only`: the fp32 graphs are checked, then dropped; the export runs with --int8, and
+    without it the error says so (one line, exit 2)."""
+    out = tmp_path / "int8"
+    assert main(["export", str(translator_ckpt), "--out", str(out), "--int8-only"]) == 0
+    capsys.readouterr()
+    manifest = read_manifest(out)
+    assert set(manifest.graphs) == {"int8"}
+    on_disk = {p.name for p in out.glob("*.onnx")}
+    assert on_disk == set(manifest.graphs["int8"].values())
+    assert set(json.loads((out / "manifest.json").read_text())["files"]) == on_disk | {"tokenizer.model"}
+    assert main(["translate", "--model", str(out), "--int8", "--json", "ab cd"]) == 0
+    assert json.loads(capsys.readouterr().out)["target_tokens"][-1] == "</s>"
+    assert main(["translate", "--model", str(out), "ab cd"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no fp32 graphs" in err and "--int8" in err

@@ -30,9 +30,23 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", BLOCK, *args], capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("name", ["enfr-rnn", "reviews-han"])
+@pytest.mark.parametrize(
+    "name", ["enfr-rnn", "enfr-transformer", "ende-transformer", "fren-rnn", "reviews-han"]
+)
 def test_shipped_models_have_exports(name):
     assert find_export(name, "translator") is not None
+
+
+@pytest.mark.parametrize(
+    ("model", "sentence", "start"),
+    [("enfr-transformer", "The cat sits on the mat.", "Le chat"), ("fren-rnn", "Le chat dort.", "The cat")],
+)
+def test_other_shipped_translators_without_torch(model, sentence, start):
+    """The Transformer's shipped export is int8 only (run with --int8); fren-rnn's is fp32."""
+    flags = ["--int8"] if model.endswith("transformer") else []
+    done = _run("translate", "--json", "--model", model, *flags, sentence)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["translation"].startswith(start)
 
 
 def test_translate_without_torch():

@@ -13,6 +13,12 @@ def add_parser(sub: Any, name: str) -> None:
     p.set_defaults(run=run)
 
 
+def _variants(folder: Any) -> list[str]:
+    """The graph variants in an export's manifest, fp32 first (JSON only: no checksums, no torch)."""
+    graphs = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("graphs", {})
+    return sorted(graphs, key=lambda v: (v != "fp32", v))
+
+
 def run(args: argparse.Namespace) -> int:
     from ..names import MODELS, SCORERS
     from ..pretrained import DEFAULTS, find_export, shipped
@@ -24,13 +30,18 @@ def run(args: argparse.Namespace) -> int:
         "defaults": DEFAULTS,
         "exports": [name for name in shipped() if find_export(name) is not None],
     }
+    variants = {name: _variants(find_export(name)) for name in info["exports"]}
+    info["export_variants"] = variants
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
     print("scorers:  " + ", ".join(info["scorers"]))
     print("models:   " + ", ".join(info["models"]))
     print("shipped:  " + (", ".join(info["shipped"]) or "none"))
-    print("with an ONNX export (run without torch): " + (", ".join(info["exports"]) or "none"))
+    exports = [f"{n} ({', '.join(v)})" for n, v in variants.items()]
+    print("with an ONNX export (run without torch): " + (", ".join(exports) or "none"))
+    if any(v == ["int8"] for v in variants.values()):
+        print("  (an int8-only export runs with --int8; without it, the model runs on torch)")
     for kind, name in DEFAULTS.items():
         print(f"default {kind}: {name}")
     return 0

@@ -27,12 +27,18 @@ __all__ = ["export"]
 
 
 def export(
-    path_or_name: str | Path | None, out: str | Path, int8: bool = False, lossy_fp16: bool = False
+    path_or_name: str | Path | None,
+    out: str | Path,
+    int8: bool = False,
+    lossy_fp16: bool = False,
+    only_int8: bool = False,
 ) -> dict[str, Any]:
     """Export a checkpoint (path or shipped name) to the folder ``out``; returns the manifest.
 
-    ``int8``: also write int8-weight graphs (variant "int8"). ``lossy_fp16``: store every weight in fp16
-    even where that rounds it (default: only where it is exact, as for fp16-shipped models)."""
+    ``int8``: also write int8-weight graphs (variant "int8"). ``only_int8``: keep only those (the fp32
+    graphs are written and checked, then dropped: a smaller folder to ship). ``lossy_fp16``: store every
+    weight in fp16 even where that rounds it (default: only where it is exact, as for fp16-shipped models)."""
+    int8 = int8 or only_int8
     path = resolve(path_or_name, "translator")
     task = load_checkpoint(path)["config"].get("task", "translation")
     out = Path(out)
@@ -51,6 +57,8 @@ def export(
         manifest["meta"]["source_checkpoint"] = {"file": path.name, "sha256": sha256(path)}
         _finish(tmp, manifest)
         manifest["meta"]["verification"] = verify(model, tmp, manifest)
+        if only_int8:
+            _drop_fp32(tmp, manifest)
         _finish(tmp, manifest)
         _swap(tmp, out)
     finally:
@@ -67,6 +75,16 @@ def _store_half(root: Path, manifest: dict[str, Any], lossy: bool) -> int:
             converted += store_half(root / name, lossy)
             check(root / name)
     return converted
+
+
+def _drop_fp32(root: Path, manifest: dict[str, Any]) -> None:
+    """Remove the fp32 variant and the graph files only it used (after both were verified)."""
+    manifest["graphs"].pop("fp32")
+    manifest["meta"]["verification"].pop("fp32", None)
+    kept = {name for roles in manifest["graphs"].values() for name in roles.values()}
+    for path in root.glob("*.onnx"):
+        if path.name not in kept:
+            path.unlink()
 
 
 def _finish(root: Path, manifest: dict[str, Any]) -> None:

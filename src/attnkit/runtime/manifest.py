@@ -42,7 +42,8 @@ class Manifest:
     def graph(self, variant: str, role: str) -> Path:
         if variant not in self.graphs:
             valid = ", ".join(sorted(self.graphs))
-            raise ExportError(f"{self.root}: no {variant} graphs in this export (it has: {valid})")
+            hint = "; run with --int8" if self.graphs.keys() == {"int8"} else ""
+            raise ExportError(f"{self.root}: no {variant} graphs in this export (it has: {valid}){hint}")
         return self.file(self.graphs[variant][role])
 
 
