@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
-PRETRAINED = Path(__file__).resolve().parents[1] / "src" / "attnkit" / "pretrained"
 DIRECTIONS = {"enfr": ("enfr-rnn", "en", "fr"), "fren": ("fren-rnn", "fr", "en")}
 
 
@@ -39,31 +38,17 @@ def bitext(out: Path, hansards: Path) -> dict[str, Path]:
 
 
 def finetune(out: Path, name: str, src: Path, tgt: Path, dev: list[Path], args: argparse.Namespace):
-    """Start ``attnkit train`` from the shipped model ``name``'s recipe and weights."""
-    report = json.loads((PRETRAINED / name / "training_report.json").read_text())
-    config = report["config"]
-    config["name"] = f"{name}-hansards"
-    config["data"].update(train=[str(src), str(tgt)], dev=[str(p) for p in dev], train_limit=0)
-    config["training"].update(
-        out_dir=str(out / name),
-        init_from=name,
-        lr=args.lr,
-        schedule="constant",
-        warmup_steps=0,
-        max_steps=max(args.steps),
-        max_minutes=0,
-        max_epochs=10_000,
-        checkpoint_every=min(args.steps),
-        validate_every=max(args.steps),
-        validate_bleu=False,
-        keep_last=1000,
-        patience=0,
-        threads=1,
-        progress=False,
-        seed=1,
+    """``attnkit train`` from the shipped model ``name``'s recipe and weights (``adaptation_config``, the
+    setup of ``attnkit align --adapt``), with a checkpoint every min(--steps) steps, on one thread."""
+    from attnkit.config import to_dict
+    from attnkit.training.adapt import adaptation_config
+
+    config = adaptation_config(
+        name, [src, tgt], max(args.steps), out / name, args.lr, dev, checkpoint_every=min(args.steps)
     )
+    config.name, config.training.threads = f"{name}-hansards", 1
     path = out / f"{name}.json"
-    path.write_text(json.dumps(config, indent=2))  # JSON is YAML
+    path.write_text(json.dumps(to_dict(config), indent=2))  # JSON is YAML
     log = open(out / f"{name}.log", "w")  # noqa: SIM115 (closed with the process)
     return subprocess.Popen([str(BIN / "attnkit"), "train", str(path)], stdout=log, stderr=subprocess.STDOUT)
 

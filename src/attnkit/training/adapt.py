@@ -21,6 +21,36 @@ from ..pretrained import resolve
 from .run import train
 
 
+def adaptation_config(
+    model: str | Path | None,
+    train_files: Sequence[str | Path],
+    steps: int,
+    out_dir: str | Path,
+    lr: float = 3e-4,
+    dev_files: Sequence[str | Path] | None = None,
+    checkpoint_every: int = 0,
+) -> ExperimentConfig:
+    """The recipe of the translator ``model`` (a checkpoint or shipped name), set to fine-tune from its
+    weights on ``train_files`` (source, target) for ``steps`` updates at a constant ``lr``, writing to
+    ``out_dir``; validation (loss only) on ``dev_files`` (default: the training pair) at the end, and a
+    checkpoint every ``checkpoint_every`` steps when > 0 (all of them kept)."""
+    if steps < 1:
+        raise ValueError(f"--adapt: the number of fine-tuning steps must be >= 1, got {steps}")
+    path = resolve(model, "translator")
+    _, recipe = load_for_inference(path, "translation")
+    config = from_dict(ExperimentConfig, to_dict(recipe))
+    config.data.train = [str(f) for f in train_files]
+    config.data.dev = [str(f) for f in (dev_files or train_files)]
+    config.data.train_limit = 0
+    t = config.training
+    t.out_dir, t.init_from, t.lr, t.schedule, t.warmup_steps = str(out_dir), str(path), lr, "constant", 0
+    t.max_steps, t.max_minutes, t.max_epochs, t.validate_every = steps, 0.0, 1_000_000, steps
+    t.checkpoint_every, t.validate_bleu, t.dev_limit, t.patience = checkpoint_every, False, 64, 0
+    t.keep_last = 1 if checkpoint_every <= 0 else steps // checkpoint_every + 1
+    t.snapshot_minutes, t.progress, t.seed = [], False, 1
+    return config
+
+
 def adapt_translator(
     model: str | Path | None,
     sources: Sequence[str],
@@ -33,25 +63,15 @@ def adapt_translator(
     """Fine-tune the translator ``model`` (a checkpoint or shipped name; None = the default) on the
     pairs (sources[i], targets[i]) for ``steps`` updates, with its own recipe at a constant ``lr``,
     and return the checkpoint written to ``out_dir`` (trained on ``device``). Training logs go to stderr."""
-    if steps < 1:
-        raise ValueError(f"--adapt: the number of fine-tuning steps must be >= 1, got {steps}")
     if len(sources) != len(targets) or not sources:
         raise ValueError(f"--adapt needs aligned sentence pairs, got {len(sources)} and {len(targets)} lines")
-    path = resolve(model, "translator")
-    _, recipe = load_for_inference(path, "translation")
-    config = from_dict(ExperimentConfig, to_dict(recipe))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = [out / "bitext.src", out / "bitext.tgt"]
+    config = adaptation_config(model, files, steps, out / "run", lr)
+    config.training.device = device
     for file, lines in zip(files, (sources, targets)):
         file.write_text("\n".join(line.strip() for line in lines) + "\n", encoding="utf-8")
-    config.data.train = config.data.dev = [str(f) for f in files]
-    config.data.train_limit = 0
-    t = config.training
-    t.out_dir, t.init_from, t.lr, t.schedule, t.warmup_steps = str(out / "run"), str(path), lr, "constant", 0
-    t.max_steps, t.max_minutes, t.max_epochs, t.validate_every = steps, 0.0, 1_000_000, steps
-    t.checkpoint_every, t.validate_bleu, t.dev_limit, t.keep_last, t.patience = 0, False, 64, 1, 0
-    t.snapshot_minutes, t.progress, t.seed, t.device = [], False, 1, device
     with contextlib.redirect_stdout(sys.stderr):
         train(config)
     final = latest_checkpoint(out / "run")
