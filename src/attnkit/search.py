@@ -119,16 +119,20 @@ def greedy(
     active = np.arange(batch)  # original sentence of each row still decoding
     state = model.encode(src, src_mask)
     prev = np.full((batch, 1), BOS, dtype=np.int64)
+    first_limit = int(limits.min())
     for t in range(steps):
         values, ids_k, state, attn = model.step(prev, state, 1)  # (b, 1), (b, 1), ..., (b, 1, S)
-        values, ids_k = force_eos(values, ids_k, eos, limits[active] <= t)
+        if t >= first_limit:  # (a scalar test first: this loop's NumPy calls cost as much as a step)
+            values, ids_k = force_eos(values, ids_k, eos, limits[active] <= t)
         best = ids_k[:, 0]
-        tokens[active, t], attention[active, t] = best, attn[:, 0]
-        score[active] += values[:, 0]
+        rows = slice(None) if active.size == batch else active  # every row, or those still going
+        tokens[rows, t], attention[rows, t] = best, attn[:, 0]
+        score[rows] += values[:, 0]
         going = best != eos
-        if not going.any():
+        left = int(np.count_nonzero(going))
+        if left == 0:
             break
-        if not going.all():
+        if left < going.size:
             keep = np.flatnonzero(going)
             state, active, best = state.reorder(keep), active[keep], best[keep]
         prev = ids[best][:, None]

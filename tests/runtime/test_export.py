@@ -252,3 +252,37 @@ def test_int8_only_export_keeps_the_int8_graphs(translator_ckpt, tmp_path, capsy
     assert main(["translate", "--model", str(out), "ab cd"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no fp32 graphs" in err and "--int8" in err
+
+
+@pytest.mark.parametrize(("kind", "layers"), [("GRU", 1), ("GRU", 2), ("LSTM", 2)])
+def test_step_rnn_is_one_step_of_the_torch_rnn(kind, layers):
+    """The decoder cell as matrix products (what the int8 step graph runs) equals nn.GRU / nn.LSTM."""
+    from attnkit.export.graphs import StepRNN
+
+    torch.manual_seed(0)
+    rnn = getattr(torch.nn, kind)(6, 5, num_layers=layers, batch_first=True).eval()
+    x, h = torch.randn(3, 1, 6), torch.randn(layers, 3, 5)
+    state = (h, torch.randn(layers, 3, 5)) if kind == "LSTM" else h
+    with torch.no_grad():
+        expected, expected_state = rnn(x, state)
+        out, new = StepRNN(rnn)(x, state)
+    torch.testing.assert_close(out, expected, atol=1e-6, rtol=0)
+    for a, b in zip(new if kind == "LSTM" else [new], expected_state if kind == "LSTM" else [expected_state]):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+
+
+def test_int8_rnn_step_has_no_recurrent_op(exported):
+    """int8 reaches the decoder's recurrent weights: its step graph has no GRU/LSTM node left."""
+    import onnx
+
+    torch_side, onnx_side, manifest = exported
+    if torch_side.attention_layers:
+        pytest.skip("a Transformer has no recurrent op")
+    name = manifest["graphs"]["int8"]["step"]
+    if name == manifest["graphs"]["fp32"]["step"]:  # the export keeps fp32 when int8 saves < 10%
+        pytest.skip("int8 did not shrink this tiny model's step graph (its int8 variant is the fp32 one)")
+    graph = onnx.load(str(onnx_side.manifest.root / name)).graph
+    ops = {n.op_type for n in graph.node}
+    assert not ops & {"GRU", "LSTM"} and "MatMulInteger" in ops
+    fp32 = onnx.load(str(onnx_side.manifest.root / manifest["graphs"]["fp32"]["step"])).graph
+    assert {n.op_type for n in fp32.node} & {"GRU", "LSTM"}  # fp32 keeps the faster fused op

@@ -105,15 +105,64 @@ class RNNEncoderGraph(nn.Module):
         return tuple(getattr(state, name) for name in self.fields)
 
 
+class StepRNN(nn.Module):
+    """One time step of a unidirectional ``nn.GRU``/``nn.LSTM`` (its weights) written as matrix products
+    and gates, so that int8 quantization, which covers MatMul/Gemm but not ONNX's GRU and LSTM ops,
+    reaches the recurrent weights too. The gate equations are torch's (``nn.GRU``/``nn.LSTM`` docs).
+
+    Shapes: x (B, 1, I), state (L, B, H) or ((L, B, H), (L, B, H)) -> output (B, 1, H), new state."""
+
+    def __init__(self, rnn: nn.RNNBase) -> None:
+        super().__init__()
+        self.rnn, self.lstm = rnn, isinstance(rnn, nn.LSTM)
+
+    def forward(self, x: Tensor, state: Any) -> tuple[Tensor, Any]:
+        hidden, cell = state if self.lstm else (state, None)
+        size, inp, hs, cs = self.rnn.hidden_size, x[:, 0], [], []
+        for layer in range(self.rnn.num_layers):
+            w = [
+                getattr(self.rnn, f"{name}_l{layer}")
+                for name in ("weight_ih", "bias_ih", "weight_hh", "bias_hh")
+            ]
+            h = hidden[layer]
+            gates_x, gates_h = F.linear(inp, w[0], w[1]), F.linear(h, w[2], w[3])
+            # static slices (Python ints) and fused gates: fewer, simpler nodes for onnxruntime
+            if cell is not None:
+                gates = gates_x + gates_h  # i, f, g, o
+                i_f = torch.sigmoid(gates[:, : 2 * size])
+                c = i_f[:, size:] * cell[layer] + i_f[:, :size] * torch.tanh(gates[:, 2 * size : 3 * size])
+                inp = torch.sigmoid(gates[:, 3 * size :]) * torch.tanh(c)
+                cs.append(c)
+            else:  # r, z, n; h' = (1 - z) n + z h = n + z (h - n)
+                r_z = torch.sigmoid(gates_x[:, : 2 * size] + gates_h[:, : 2 * size])
+                n = torch.tanh(gates_x[:, 2 * size :] + r_z[:, :size] * gates_h[:, 2 * size :])
+                inp = n + r_z[:, size:] * (h - n)
+            hs.append(inp)
+        new = torch.stack(hs)
+        return inp.unsqueeze(1), ((new, torch.stack(cs)) if cell is not None else new)
+
+
 class RNNStepGraph(nn.Module):
     """prev (B, 1) int64 + the state fields -> log_probs (B, V_out), attention (B, 1, S), new hidden
-    [, cell] [, feed]."""
+    [, cell] [, feed]. ``cells``: run the decoder RNN as ``StepRNN`` (for the graph that is quantized to
+    int8; the model's own RNN is put back after each call), else as ONNX's GRU/LSTM op (faster in fp32)."""
 
-    def __init__(self, model: RNNSeq2Seq) -> None:
+    def __init__(self, model: RNNSeq2Seq, cells: bool = False) -> None:
         super().__init__()
         self.model, self.fields = model, rnn_fields(model)
+        self.step_rnn = StepRNN(model.decoder_rnn) if cells else None
 
     def forward(self, prev: Tensor, *state: Tensor) -> tuple[Tensor, ...]:
+        if self.step_rnn is None:
+            return self._step(prev, *state)
+        own = self.model.decoder_rnn
+        self.model.decoder_rnn = self.step_rnn
+        try:
+            return self._step(prev, *state)
+        finally:
+            self.model.decoder_rnn = own
+
+    def _step(self, prev: Tensor, *state: Tensor) -> tuple[Tensor, ...]:
         given: dict[str, Any] = dict(zip(self.fields, state))
         memory = given["memory"]
         inner = RNNState(

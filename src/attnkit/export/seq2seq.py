@@ -28,6 +28,9 @@ from .onnx_files import add_top_k, check, quantized, trace
 
 GRAPHS = {"encoder": "encoder.onnx", "step": "step.onnx"}
 INT8 = {"encoder": "encoder.int8.onnx", "step": "step.int8.onnx"}
+# graphs quantized in place of the fp32 one (same inputs and outputs): the RNN step with its cell as
+# matrix products, which int8 covers (2026-12-05: 0.19 -> 0.15 ms per step for enfr-rnn, one sentence)
+INT8_SOURCE = {"step": "step.cells.onnx"}
 
 
 def _example_source() -> tuple[Tensor, Tensor]:
@@ -60,8 +63,9 @@ def _rnn(model: RNNSeq2Seq, root: Path) -> dict[str, Any]:
     step_axes.update(prev={0: "batch"}, log_probs={0: "batch"}, attention={0: "batch", 2: "source"})
     step_axes.update({new: {RNN_STATE[old]: "batch"} for new, old in updates.items()})
     args = (torch.full((2, 1), 5), *(state[f] for f in fields))
-    trace(RNNStepGraph(model), args, root / GRAPHS["step"], ["prev", *fields], outputs, step_axes)
-    add_top_k(root / GRAPHS["step"])
+    for cells, name in ((False, GRAPHS["step"]), (True, INT8_SOURCE["step"])):
+        trace(RNNStepGraph(model, cells), args, root / name, ["prev", *fields], outputs, step_axes)
+        add_top_k(root / name)
     return {
         "state_axes": {f: RNN_STATE[f] for f in fields},
         "encoder_outputs": encoder_outputs,
@@ -129,7 +133,13 @@ def export_seq2seq(path: Path, root: Path, int8: bool) -> tuple[Translator, dict
     for name in GRAPHS.values():
         check(root / name)
     if int8:
-        graphs["int8"] = {role: quantized(root, name, INT8[role]) for role, name in GRAPHS.items()}
+        graphs["int8"] = {}
+        for role, name in GRAPHS.items():
+            source = INT8_SOURCE.get(role, name) if (root / INT8_SOURCE.get(role, name)).exists() else name
+            chosen = quantized(root, source, INT8[role])
+            graphs["int8"][role] = name if chosen == source else chosen
+    for source in INT8_SOURCE.values():
+        (root / source).unlink(missing_ok=True)
     (root / "tokenizer.model").write_bytes(translator.tokenizer.model_proto)
     meta: dict[str, Any] = {"tokenizer": "tokenizer.model"}
     if translator.target_tokenizer is not translator.tokenizer:

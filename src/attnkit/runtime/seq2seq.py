@@ -61,7 +61,8 @@ class OnnxStepper:
         self.empty: dict[str, list[int]] = io.get("empty_state", {})  # field -> shape, -1 = batch
 
     def encode(self, src: np.ndarray, src_mask: np.ndarray) -> ArrayState:
-        outputs = self.encoder.run(None, {"src": src.astype(np.int64), "src_mask": src_mask.astype(bool)})
+        feeds = {"src": src.astype(np.int64), "src_mask": src_mask.astype(bool)}
+        outputs = self.encoder.run(None, feeds, src.shape[0])
         arrays = dict(zip(self.encoder_outputs, outputs))
         arrays["src_mask"] = src_mask.astype(bool)
         for name, shape in self.empty.items():
@@ -74,13 +75,13 @@ class OnnxStepper:
         """Run the step graph for the outputs ``names`` (plus the state updates); ``k``: how many best
         continuations the graph's TopK returns (graphs exported with one)."""
         feeds = {name: state.arrays[name] for name in self.step_inputs if name in state.arrays}
-        feeds["prev"] = prev.astype(np.int64)
+        feeds["prev"] = prev.astype(np.int64, copy=False)
         if "position" in self.step_inputs:
             feeds["position"] = np.array([state.position], dtype=np.int64)
         if "k" in self.step_inputs:
             feeds["k"] = np.array([max(k, 1)], dtype=np.int64)
         wanted = [*names, *self.updates]
-        out = dict(zip(wanted, self.step_graph.run(wanted, feeds)))
+        out = dict(zip(wanted, self.step_graph.run(wanted, feeds, prev.shape[0])))
         arrays = dict(state.arrays)
         for output, name in self.updates.items():
             arrays[name] = out[output]

@@ -69,8 +69,12 @@ class Graph:
                 self._large = open_session(self.path, self.threads)
         return self._large
 
-    def run(self, names: list[str] | None, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        rows = max((v.shape[0] for v in feeds.values() if v.ndim), default=0)
+    def run(
+        self, names: list[str] | None, feeds: dict[str, np.ndarray], rows: int | None = None
+    ) -> list[np.ndarray]:
+        """``rows``: the batch size, when the caller knows it (else the feeds' largest first axis)."""
+        if rows is None:
+            rows = max((v.shape[0] for v in feeds.values() if v.ndim), default=0)
         return self.session(rows).run(names, feeds)  # type: ignore[no-any-return]
 
 
