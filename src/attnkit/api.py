@@ -15,6 +15,12 @@ from .pretrained import find_export, resolve
 BACKENDS = ("auto", "onnx", "torch")
 
 
+def _shipped_name(path_or_name: str | Path | None, kind: str) -> bool:
+    from .pretrained import DEFAULTS, shipped
+
+    return str(path_or_name if path_or_name is not None else DEFAULTS[kind]) in shipped()
+
+
 def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool, device: str) -> Path | None:
     """The export folder to run, or None for torch; errors name what is missing."""
     if backend not in BACKENDS:
@@ -31,7 +37,7 @@ def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool
             return folder
         # a shipped model's export without this variant: its checkpoint runs on torch; an export folder
         # given by path has no checkpoint, and the runtime's error names the variants it has
-        return None if (folder.parent / "model.pt").is_file() else folder
+        return None if _shipped_name(path_or_name, kind) else folder
     if device != "cpu":
         raise ValueError("--backend onnx runs on the CPU only; use --device cpu (or --backend torch)")
     if folder is None:

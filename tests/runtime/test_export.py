@@ -41,24 +41,30 @@ def _peaked(path, tmp_path, name):
     return _save(tmp_path / f"{name}.pt", from_dict(ExperimentConfig, ckpt["config"]), model, **extra)
 
 
-@pytest.fixture(scope="module", params=[*RNN_VARIANTS, "transformer"])
-def exported(request, tmp_path_factory, translator_ckpt, transformer_ckpt):
+def _rnn_variant(translator_ckpt, tmp, variant):
+    """The tiny RNN checkpoint rebuilt with ``RNN_VARIANTS[variant]`` (new weights, sharpened)."""
     from attnkit.checkpoint import load_checkpoint
     from attnkit.models import build_model
     from attnkit.training.config import ExperimentConfig, from_dict
+
+    ckpt = load_checkpoint(translator_ckpt)
+    config = from_dict(ExperimentConfig, ckpt["config"])
+    for key, value in RNN_VARIANTS[variant].items():
+        setattr(config.model.rnn, key, value)
+    torch.manual_seed(1)
+    model = build_model(config.model, len(ckpt["target_ids"]))
+    raw = _save(tmp / "raw.pt", config, model, tokenizer=ckpt["tokenizer"], target_ids=ckpt["target_ids"])
+    return _peaked(raw, tmp, "model")
+
+
+@pytest.fixture(scope="module", params=[*RNN_VARIANTS, "transformer"])
+def exported(request, tmp_path_factory, translator_ckpt, transformer_ckpt):
 
     tmp = tmp_path_factory.mktemp(request.param)
     if request.param == "transformer":
         path = _peaked(transformer_ckpt, tmp, "model")
     else:
-        ckpt = load_checkpoint(translator_ckpt)
-        config = from_dict(ExperimentConfig, ckpt["config"])
-        for key, value in RNN_VARIANTS[request.param].items():
-            setattr(config.model.rnn, key, value)
-        torch.manual_seed(1)
-        model = build_model(config.model, 60 if len(ckpt["target_ids"]) == 60 else len(ckpt["target_ids"]))
-        raw = _save(tmp / "raw.pt", config, model, tokenizer=ckpt["tokenizer"], target_ids=ckpt["target_ids"])
-        path = _peaked(raw, tmp, "model")
+        path = _rnn_variant(translator_ckpt, tmp, request.param)
     manifest = export(str(path), tmp / "onnx", int8=True)
     return Translator.from_checkpoint(path), load_export(tmp / "onnx"), manifest
 
@@ -238,9 +244,11 @@ def test_onnx_backend_needs_an_export(translator_ckpt, capsys):
 
 def test_int8_only_export_keeps_the_int8_graphs(translator_ckpt, tmp_path, capsys):
     """`export --int8-only`: the fp32 graphs are checked, then dropped; the export runs with --int8, and
-    without it the error says so (one line, exit 2)."""
+    without it the error says so (one line, exit 2). (The LSTM variant: the one tiny model whose step
+    graph int8 shrinks by more than 10%, so that it gets its own int8 file.)"""
     out = tmp_path / "int8"
-    assert main(["export", str(translator_ckpt), "--out", str(out), "--int8-only"]) == 0
+    path = _rnn_variant(translator_ckpt, tmp_path, "lstm-dot-feed")
+    assert main(["export", str(path), "--out", str(out), "--int8-only"]) == 0
     capsys.readouterr()
     manifest = read_manifest(out)
     assert set(manifest.graphs) == {"int8"}
@@ -252,6 +260,17 @@ def test_int8_only_export_keeps_the_int8_graphs(translator_ckpt, tmp_path, capsy
     assert main(["translate", "--model", str(out), "ab cd"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no fp32 graphs" in err and "--int8" in err
+
+
+def test_int8_only_keeps_fp32_when_nothing_was_quantized(classifier_ckpt, tmp_path, capsys):
+    """A HAN's weights sit in embeddings and RNN ops, so int8 quantizes nothing: the graphs stay "fp32"
+    and the export runs as usual (classify has no --int8)."""
+    out = tmp_path / "han"
+    assert main(["export", str(classifier_ckpt), "--out", str(out), "--int8-only"]) == 0
+    assert set(read_manifest(out).graphs) == {"fp32"}
+    capsys.readouterr()
+    assert main(["classify", "--model", str(out), "--json", "love it. great fit!"]) == 0
+    assert json.loads(capsys.readouterr().out)["label"] in {"1", "2", "3", "4", "5"}
 
 
 @pytest.mark.parametrize(("kind", "layers"), [("GRU", 1), ("GRU", 2), ("LSTM", 2)])

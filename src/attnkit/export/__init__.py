@@ -78,9 +78,12 @@ def _store_half(root: Path, manifest: dict[str, Any], lossy: bool) -> int:
 
 
 def _drop_fp32(root: Path, manifest: dict[str, Any]) -> None:
-    """Remove the fp32 variant and the graph files only it used (after both were verified)."""
-    manifest["graphs"].pop("fp32")
-    manifest["meta"]["verification"].pop("fp32", None)
+    """Remove the fp32 variant and the graph files only it used (after both were verified). When int8
+    quantized nothing (the int8 variant is the fp32 graphs, as for a HAN), keep them as "fp32" instead."""
+    graphs, checks = manifest["graphs"], manifest["meta"]["verification"]
+    drop = "int8" if graphs["int8"] == graphs["fp32"] else "fp32"
+    graphs.pop(drop)
+    checks.pop(drop, None)
     kept = {name for roles in manifest["graphs"].values() for name in roles.values()}
     for path in root.glob("*.onnx"):
         if path.name not in kept:

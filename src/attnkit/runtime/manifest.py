@@ -42,7 +42,8 @@ class Manifest:
     def graph(self, variant: str, role: str) -> Path:
         if variant not in self.graphs:
             valid = ", ".join(sorted(self.graphs))
-            hint = "; run with --int8" if self.graphs.keys() == {"int8"} else ""
+            only = self.graphs.keys() == {"int8"}
+            hint = "; load it with --int8 (int8=True), or export again without --int8-only" if only else ""
             raise ExportError(f"{self.root}: no {variant} graphs in this export (it has: {valid}){hint}")
         return self.file(self.graphs[variant][role])
 
