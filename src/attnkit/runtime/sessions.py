@@ -1,11 +1,12 @@
 """onnxruntime sessions for an export's graphs: CPU, errors that name the file, and a thread policy.
 
 Measured on 2 cores (enfr-rnn decoder step, 1 vs 2 intra-op threads): a second thread does not pay for
-small batches (int8, 10 rows: 0.37 vs 0.36 ms; 20 rows: 0.53 vs 1.03) and pays from about 100 rows (fp32,
-320 rows: 14.2 vs 7.6 ms). Several batches in parallel threads, one intra-op thread each, beat both: the search's NumPy work of
-one batch overlaps the graph of another (828 vs 531 beam-5 sentences/s, int8). So each graph has a
-1-thread session, which parallel callers share (onnxruntime's ``run`` is thread-safe and releases the
-GIL), and a many-thread one, opened on first need, for a lone large batch.
+small batches (int8, 10 rows: 0.37 vs 0.36 ms; 20 rows: 0.53 vs 1.03) and pays from about 100 rows
+(fp32, 320 rows: 14.2 vs 7.6 ms). Several batches in parallel threads, one intra-op thread each, beat
+both: the search's NumPy work of one batch overlaps the graph of another (828 vs 531 beam-5
+sentences/s, int8). So each graph has a 1-thread session, which parallel callers share (onnxruntime's
+``run`` is thread-safe and releases the GIL), and a many-thread one, opened on first need, for a lone
+large batch.
 """
 
 from __future__ import annotations
