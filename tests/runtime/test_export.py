@@ -305,3 +305,20 @@ def test_int8_rnn_step_has_no_recurrent_op(exported):
     assert not ops & {"GRU", "LSTM"} and "MatMulInteger" in ops
     fp32 = onnx.load(str(onnx_side.manifest.root / manifest["graphs"]["fp32"]["step"])).graph
     assert {n.op_type for n in fp32.node} & {"GRU", "LSTM"}  # fp32 keeps the faster fused op
+
+
+def test_encoder_is_one_bidirectional_node_per_layer(exported):
+    """Packed bidirectional RNNs become ONNX GRU/LSTM nodes with sequence_lens (no per-row flipping)."""
+    import onnx
+
+    torch_side, onnx_side, manifest = exported
+    if torch_side.attention_layers:
+        pytest.skip("a Transformer encoder has no RNN")
+    graph = onnx.load(str(onnx_side.manifest.root / manifest["graphs"]["fp32"]["encoder"])).graph
+    rnns = [n for n in graph.node if n.op_type in {"GRU", "LSTM"}]
+    assert len(rnns) == torch_side.model.encoder.rnn.num_layers
+    for node in rnns:
+        attributes = {a.name: a for a in node.attribute}
+        assert attributes["direction"].s == b"bidirectional"
+        assert len(node.input) >= 5 and node.input[4]  # sequence_lens is given
+    assert not [n for n in graph.node if n.op_type == "GatherElements"]

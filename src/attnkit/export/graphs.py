@@ -1,9 +1,11 @@
 """The torch modules that are traced into ONNX graphs: each wraps a trained model and reuses its layers.
 
 Only what cannot be traced as written is rewritten here: packed bidirectional RNNs (``PackedSequence``
-has no ONNX form) become ``padded_birnn``, which runs each direction over the padded batch and reverses
-each row inside its own length, so every real position sees exactly the tokens a packed run sees. The
-rest (embeddings, bridge, attention, decoder layers, output layer) calls the model's own modules.
+has no ONNX form) become ``PaddedBiRNN``, one ONNX GRU/LSTM node per layer whose ``sequence_lens`` make
+each row's backward pass start at its own last token, so every real position sees exactly the tokens a
+packed run sees (in eager torch it reverses each row inside its length). The int8 decoder step runs its
+cell as ``StepRNN``. The rest (embeddings, bridge, attention, decoder layers, output layer) calls the
+model's own modules.
 
 State tensors cross the graph boundary by name; ``RNN_STATE`` / ``TRANSFORMER_STATE`` give each name's
 batch axis, which the runtime uses to reorder and expand beams.
@@ -43,8 +45,72 @@ def _direction(rnn: nn.RNNBase, layer: int, reverse: bool) -> nn.RNNBase:
     return single.eval()
 
 
+def _onnx_gates(weight: Tensor, lstm: bool) -> Tensor:
+    """torch's gate blocks (GRU r, z, n; LSTM i, f, g, o) in ONNX's order (GRU z, r, h; LSTM i, o, f, c)."""
+    blocks = weight.chunk(4 if lstm else 3, 0)
+    order = (0, 3, 1, 2) if lstm else (1, 0, 2)
+    return torch.cat([blocks[i] for i in order], 0)
+
+
+def _padded_pair(pair: nn.ModuleList, x: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+    """A layer's forward and backward RNNs over padded rows, in eager torch: each row's backward pass
+    reads its tokens reversed inside its own length. -> out (B, L, 2H), final (2, B, H)."""
+    forward, backward = cast(nn.RNNBase, pair[0]), cast(nn.RNNBase, pair[1])
+    steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)  # (1, L)
+    inside = steps < lengths.unsqueeze(1)
+    flip = torch.where(inside, lengths.unsqueeze(1) - 1 - steps, steps).unsqueeze(-1)  # (B, L, 1)
+    hidden = forward.hidden_size
+    last = (lengths - 1).clamp_min(0).view(-1, 1, 1).expand(-1, 1, hidden)
+    out_f = forward(x)[0]
+    out_r = backward(x.gather(1, flip.expand(-1, -1, x.shape[-1])))[0]  # reversed rows
+    out_b = out_r.gather(1, flip.expand(-1, -1, hidden))
+    final = torch.stack([out_f.gather(1, last)[:, 0], out_r.gather(1, last)[:, 0]])
+    return torch.cat([out_f, out_b], -1), final
+
+
+class _BiRNNNode(torch.autograd.Function):
+    """One layer of a bidirectional GRU/LSTM over padded rows as a single ONNX GRU/LSTM node with
+    ``sequence_lens`` (its backward direction starts at each row's last real token, as a packed RNN
+    does). Only for tracing: ``forward`` gives the shapes (zeros), ``symbolic`` the node; the export's
+    check compares the graph with the torch model. Shapes: x (B, L, I), lengths (B,) -> out (B, L, 2H),
+    final (2, B, H) (forward, backward)."""
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Any, x: Tensor, lengths: Tensor, w: Tensor, r: Tensor, b: Tensor, lstm: bool
+    ) -> tuple[Tensor, Tensor]:
+        hidden = r.shape[-1]
+        return x.new_zeros(x.shape[0], x.shape[1], 2 * hidden), x.new_zeros(2, x.shape[0], hidden)
+
+    @staticmethod
+    def symbolic(  # type: ignore[no-untyped-def]
+        g, x, lengths, w, r, b, lstm
+    ):
+        hidden = r.type().sizes()[-1]  # R: (2, gates x H, H)
+        xt = g.op("Transpose", x, perm_i=[1, 0, 2])  # (L, B, I)
+        lens = g.op("Cast", lengths, to_i=6)  # int32, as ONNX asks
+        extra = {} if lstm else {"linear_before_reset_i": 1}  # torch's GRU applies r after R h + b
+        outs = g.op(
+            "LSTM" if lstm else "GRU",
+            xt,
+            w,
+            r,
+            b,
+            lens,
+            hidden_size_i=hidden,
+            direction_s="bidirectional",
+            outputs=3 if lstm else 2,
+            **extra,
+        )
+        y, y_h = outs[0], outs[1]  # (L, 2, B, H), (2, B, H)
+        y = g.op("Transpose", y, perm_i=[2, 0, 1, 3])  # (B, L, 2, H)
+        shape = g.op("Constant", value_t=torch.tensor([0, 0, -1], dtype=torch.int64))
+        return g.op("Reshape", y, shape), y_h
+
+
 class PaddedBiRNN(nn.Module):
-    """A bidirectional ``nn.GRU``/``nn.LSTM`` over left-aligned padded rows, traceable into ONNX.
+    """A bidirectional ``nn.GRU``/``nn.LSTM`` over left-aligned padded rows, traceable into ONNX: each
+    layer becomes one ONNX GRU/LSTM node with ``sequence_lens`` (``_BiRNNNode``).
 
     Shapes: x (B, L, E), lengths (B,) -> outputs (B, L, 2H) (zero at padding), final (2 layers, B, H)
     ordered as ``nn.GRU``'s h_n (layer-major, forward then backward).
@@ -56,23 +122,31 @@ class PaddedBiRNN(nn.Module):
             nn.ModuleList([_direction(rnn, i, False), _direction(rnn, i, True)])
             for i in range(rnn.num_layers)
         )
-        self.hidden = rnn.hidden_size
+        self.lstm = isinstance(rnn, nn.LSTM)
+        with torch.no_grad():  # per layer: ONNX's W, R, B, both directions stacked
+            self.onnx_weights = [self._onnx(rnn, i) for i in range(rnn.num_layers)]
+
+    def _onnx(self, rnn: nn.RNNBase, layer: int) -> tuple[Tensor, Tensor, Tensor]:
+        ws, rs, bs = [], [], []
+        for suffix in (f"_l{layer}", f"_l{layer}_reverse"):
+            ws.append(_onnx_gates(getattr(rnn, "weight_ih" + suffix), self.lstm))
+            rs.append(_onnx_gates(getattr(rnn, "weight_hh" + suffix), self.lstm))
+            bias = [getattr(rnn, name + suffix) for name in ("bias_ih", "bias_hh")]
+            bs.append(torch.cat([_onnx_gates(v, self.lstm) for v in bias]))
+        return torch.stack(ws), torch.stack(rs), torch.stack(bs)
 
     def forward(self, x: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
-        steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)  # (1, L)
-        inside = steps < lengths.unsqueeze(1)  # (B, L)
-        # position read at step t of a row's backward pass: its tokens reversed, padding left in place
-        flip = torch.where(inside, lengths.unsqueeze(1) - 1 - steps, steps).unsqueeze(-1)  # (B, L, 1)
-        last = (lengths - 1).clamp_min(0).view(-1, 1, 1).expand(-1, 1, self.hidden)  # (B, 1, H)
+        inside = (torch.arange(x.shape[1], device=x.device).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1)
+        lengths = lengths.clamp_min(1)  # an empty row: its outputs are masked, as a packed run has none
         finals = []
-        for pair in self.layers:
-            forward, backward = cast(nn.ModuleList, pair)
-            out_f = forward(x)[0]  # (B, L, H)
-            out_r = backward(x.gather(1, flip.expand(-1, -1, x.shape[-1])))[0]  # (B, L, H), reversed rows
-            out_b = out_r.gather(1, flip.expand(-1, -1, self.hidden))
-            finals += [out_f.gather(1, last).squeeze(1), out_r.gather(1, last).squeeze(1)]
-            x = torch.cat([out_f, out_b], -1) * inside.unsqueeze(-1)
-        return x, torch.stack(finals)
+        for pair, (w, r, b) in zip(self.layers, self.onnx_weights):
+            if torch.jit.is_tracing():
+                out, final = _BiRNNNode.apply(x, lengths, w, r, b, self.lstm)
+            else:
+                out, final = _padded_pair(cast(nn.ModuleList, pair), x, lengths)
+            finals.append(final)
+            x = out * inside
+        return x, torch.cat(finals)
 
 
 def _logits(output: TiedOutput, hidden: Tensor) -> Tensor:
