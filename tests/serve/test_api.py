@@ -165,3 +165,18 @@ def test_concurrent_requests_are_batched_and_equal_one_by_one(app, client):
         assert a[0]["translation"] == b[0]["translation"]
         assert a[0]["target_tokens"] == b[0]["target_tokens"]
         np.testing.assert_allclose(a[0]["attention"], b[0]["attention"], atol=2e-5)
+
+
+def test_int8_serves_the_shipped_transformer_from_its_export():
+    """`serve --int8`: translators get their int8 graphs; the shipped Transformer's export is int8 only,
+    so without --int8 it would run on torch. Classifiers keep their own (fp32) export."""
+    from starlette.testclient import TestClient
+
+    from attnkit.serve import ModelSet, create_app
+
+    models = ModelSet(["enfr-transformer"], ["reviews-han"], int8=True)
+    info = models.describe()
+    assert info["translators"][0]["backend"] == "onnx int8" and info["classifiers"][0]["backend"] == "onnx"
+    with TestClient(create_app(models)) as client:
+        answer = client.post("/api/translate", json={"sentences": ["The cat sits on the mat."]}).json()
+    assert answer["results"][0]["translation"].startswith("Le chat")

@@ -22,6 +22,11 @@ def add_parser(sub: Any, name: str) -> None:
         "--classifier", action="append", help="shipped name or path; repeat for several (default: shipped)"
     )
     p.add_argument("--backend", choices=("auto", "onnx", "torch"), default="auto")
+    p.add_argument(
+        "--int8",
+        action="store_true",
+        help="int8 weights for the translators (faster; the shipped Transformers run torch-free so)",
+    )
     p.add_argument("--no-batching", action="store_true", help="run each request alone (for comparison)")
     p.add_argument(
         "--max-wait-ms",
@@ -51,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"warning: --host {args.host} makes the explorer reachable from other machines", file=sys.stderr
         )
-    models = ModelSet(args.translator or ["enfr-rnn"], args.classifier or ["reviews-han"], args.backend)
+    models = ModelSet(
+        args.translator or ["enfr-rnn"], args.classifier or ["reviews-han"], args.backend, args.int8
+    )
     app = create_app(
         models,
         batching=not args.no_batching,

@@ -31,17 +31,23 @@ def _name(spec: str) -> str:
 
 
 def _backend(model: Any) -> str:
-    return "onnx" if type(model).__module__.startswith("attnkit.runtime") else "torch"
+    """ "onnx", "onnx int8" (an export's int8 graphs) or "torch"."""
+    if not type(model).__module__.startswith("attnkit.runtime"):
+        return "torch"
+    return "onnx int8" if getattr(model, "variant", "") == "int8" else "onnx"
 
 
 class ModelSet:
     """Translators and classifiers by name; the first of each kind is the default."""
 
-    def __init__(self, translators: list[str], classifiers: list[str], backend: str = "auto") -> None:
+    def __init__(
+        self, translators: list[str], classifiers: list[str], backend: str = "auto", int8: bool = False
+    ) -> None:
+        """``int8``: the translators' int8 weights (the shipped Transformers' exports are int8 only)."""
         self.translators: dict[str, Loaded] = {}
         self.classifiers: dict[str, Loaded] = {}
         for spec in translators:
-            model = load_translator(spec, backend=backend)
+            model = load_translator(spec, backend=backend, int8=int8)
             self.translators[_name(spec)] = Loaded(_name(spec), model, _backend(model))
         for spec in classifiers:
             model = load_classifier(spec, backend=backend)
