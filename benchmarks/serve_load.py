@@ -5,7 +5,7 @@ split) for --seconds per level; the script prints requests/s, p50/p95/p99 latenc
 server's RSS after warm-up and at the end, for each mode, and the batching-on/off throughput ratio.
 The clients run in this process on the same 2 cores as the server, as a local user's browser would.
 
-    python benchmarks/serve_load.py [--seconds 10] [--levels 1,4,16,64] [--out FILE]
+    python benchmarks/serve_load.py [--seconds 10] [--levels 1,4,16,64] [--int8] [--out FILE]
 """
 
 from __future__ import annotations
@@ -38,11 +38,12 @@ def rss_mb(pid: int) -> float:
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))) / 1024
 
 
-def start_server(batching: bool) -> tuple[subprocess.Popen[str], str]:
+def start_server(batching: bool, int8: bool = False) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
     args = [sys.executable, "-m", "attnkit", "serve", "--port", str(port)] + (
         [] if batching else ["--no-batching"]
     )
+    args += ["--int8"] if int8 else []
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     process.stdout.readline()  # the URL line: models are loaded
@@ -94,8 +95,10 @@ async def level(url: str, clients: int, seconds: float, sentences: list[str]) ->
     }
 
 
-def run_mode(batching: bool, levels: list[int], seconds: float, sentences: list[str]) -> dict[str, Any]:
-    process, url = start_server(batching)
+def run_mode(
+    batching: bool, levels: list[int], seconds: float, sentences: list[str], int8: bool = False
+) -> dict[str, Any]:
+    process, url = start_server(batching, int8)
     try:
         asyncio.run(level(url, max(levels), 3.0, sentences))  # warm-up: largest batches, allocator pools
         rss_start = rss_mb(process.pid)
@@ -113,13 +116,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--levels", default="1,4,16,64")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--int8", action="store_true", help="serve the int8 graphs (both modes)")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     dev = parallel_split("tatoeba-eng-fra", "dev")[0]
     sentences = gzip.decompress(dev.read_bytes()).decode("utf-8").splitlines()[:500]
-    modes = {"batching on": run_mode(True, levels, args.seconds, sentences)}
-    modes["batching off"] = run_mode(False, levels, args.seconds, sentences)
-    print(f"attnkit serve, enfr-rnn (ONNX), beam 5, one sentence per request, {args.seconds:.0f} s per level")
+    modes = {"batching on": run_mode(True, levels, args.seconds, sentences, args.int8)}
+    modes["batching off"] = run_mode(False, levels, args.seconds, sentences, args.int8)
+    variant = "ONNX int8" if args.int8 else "ONNX"
+    print(
+        f"attnkit serve, enfr-rnn ({variant}), beam 5, one sentence per request, {args.seconds:.0f} s per level"
+    )
     print(
         f"{'mode':13s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s}"
         f" {'p99 ms':>7s} {'errors':>6s}"
