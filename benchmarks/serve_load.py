@@ -124,9 +124,8 @@ def main() -> None:
     modes = {"batching on": run_mode(True, levels, args.seconds, sentences, args.int8)}
     modes["batching off"] = run_mode(False, levels, args.seconds, sentences, args.int8)
     variant = "ONNX int8" if args.int8 else "ONNX"
-    print(
-        f"attnkit serve, enfr-rnn ({variant}), beam 5, one sentence per request, {args.seconds:.0f} s per level"
-    )
+    per_level = f"{args.seconds:.0f} s per level"
+    print(f"attnkit serve, enfr-rnn ({variant}), beam 5, one sentence per request, {per_level}")
     print(
         f"{'mode':13s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s}"
         f" {'p99 ms':>7s} {'errors':>6s}"
