@@ -214,3 +214,34 @@ def test_python_api_trains_and_resumes_to_the_same_weights_as_one_run(tmp_path):
     whole, split = _weights(tmp_path / "whole" / "step-20.pt"), _weights(tmp_path / "split" / "step-20.pt")
     assert whole.keys() == split.keys()
     assert all(torch.allclose(whole[k], split[k], atol=1e-6) for k in whole)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_classification_loss_applies_label_smoothing(smoothing):
+    """training.label_smoothing reaches the HAN's loss (it used to be ignored for classification):
+    the summed loss equals cross-entropy against (1 - e) one-hot + e / C targets."""
+    import torch.nn.functional as F
+
+    from attnkit.config import ExperimentConfig
+    from attnkit.data.documents import Vocabulary, document_from_text, make_document_batch
+    from attnkit.models import build_model
+    from attnkit.training.classification import ClassificationTask
+
+    docs = [document_from_text(t, label) for t, label in [("love it. great", 4), ("bad fabric", 0)]]
+    vocab = Vocabulary.build(docs, min_freq=1)
+    config = ExperimentConfig(name="tiny-han", task="classification")
+    config.model.name, config.training.label_smoothing = "han", smoothing
+    config.model.han.embed_size, config.model.han.word_hidden, config.model.han.sentence_hidden = 8, 4, 4
+    torch.manual_seed(0)
+    model = build_model(config.model, len(vocab), num_classes=5).eval()
+    task = ClassificationTask.__new__(ClassificationTask)
+    task.config, task.weights = config, None
+    batch = make_document_batch(docs, vocab)
+    with torch.no_grad():
+        loss, units, _ = task.loss(model, batch)
+        log_p = F.log_softmax(model(batch.words, batch.word_mask).logits, -1)
+    target = torch.full_like(log_p, smoothing / 5).scatter_(
+        1, batch.labels[:, None], 1 - smoothing + smoothing / 5
+    )
+    assert units == 2
+    assert float(loss) == pytest.approx(float(-(target * log_p).sum()), rel=1e-5)

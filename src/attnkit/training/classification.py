@@ -100,7 +100,10 @@ class ClassificationTask:
     def loss(self, model: nn.Module, batch: DocumentBatch) -> tuple[Tensor, int, int]:
         logits = model(batch.words, batch.word_mask).logits
         weights = None if self.weights is None else self.weights.to(logits.device)
-        loss = F.cross_entropy(logits, batch.labels, weight=weights, reduction="sum")
+        smoothing = self.config.training.label_smoothing
+        loss = F.cross_entropy(
+            logits, batch.labels, weight=weights, reduction="sum", label_smoothing=smoothing
+        )
         units = float(weights[batch.labels].sum()) if weights is not None else batch.labels.numel()
         return loss, units, int(batch.word_mask.sum())  # type: ignore[return-value]
 
