@@ -14,7 +14,9 @@ from ..results import Classification, check_texts, classification, log_prior
 from .manifest import ExportError, Manifest, read_manifest
 from .sessions import parallel_map, sessions, threads
 
-HAN_LARGE_ROWS = 16  # documents from which a lone batch uses every thread
+# documents from which a lone batch uses every thread (shipped HAN, 1 vs 2 threads: 8 documents 13.9 vs
+# 13.0 ms, 16: 30.3 vs 22.2, 64: 165 vs 111)
+HAN_LARGE_ROWS = 16
 
 __all__ = ["Classification", "OnnxClassifier"]
 
