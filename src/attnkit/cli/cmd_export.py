@@ -15,7 +15,7 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument(
         "--int8-only",
         action="store_true",
-        help="keep only the int8 graphs (about 40%% smaller; the fp32 ones are checked, then dropped)",
+        help="keep only the int8 graphs (fp32 checked, then dropped; enfr-transformer 21.6 MB, not 54)",
     )
     p.add_argument(
         "--lossy-fp16",

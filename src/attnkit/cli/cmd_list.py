@@ -14,9 +14,10 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def _variants(folder: Any) -> list[str]:
-    """The graph variants in an export's manifest, fp32 first (JSON only: no checksums, no torch)."""
-    graphs = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("graphs", {})
-    return sorted(graphs, key=lambda v: (v != "fp32", v))
+    """The graph variants of an export, fp32 first (the manifest only: no checksums, no torch)."""
+    from ..runtime.manifest import read_manifest
+
+    return sorted(read_manifest(folder, verify=False).graphs, key=lambda v: (v != "fp32", v))
 
 
 def run(args: argparse.Namespace) -> int:

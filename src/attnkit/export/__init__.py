@@ -58,7 +58,7 @@ def export(
         _finish(tmp, manifest)
         manifest["meta"]["verification"] = verify(model, tmp, manifest)
         if only_int8:
-            _drop_fp32(tmp, manifest)
+            _keep_one_variant(tmp, manifest)
         _finish(tmp, manifest)
         _swap(tmp, out)
     finally:
@@ -77,9 +77,10 @@ def _store_half(root: Path, manifest: dict[str, Any], lossy: bool) -> int:
     return converted
 
 
-def _drop_fp32(root: Path, manifest: dict[str, Any]) -> None:
-    """Remove the fp32 variant and the graph files only it used (after both were verified). When int8
-    quantized nothing (the int8 variant is the fp32 graphs, as for a HAN), keep them as "fp32" instead."""
+def _keep_one_variant(root: Path, manifest: dict[str, Any]) -> None:
+    """For --int8-only (after both variants were verified): remove the fp32 variant and the graph files
+    only it used; when int8 quantized nothing (the int8 variant is the fp32 graphs, as for a HAN), keep
+    them as "fp32" instead."""
     graphs, checks = manifest["graphs"], manifest["meta"]["verification"]
     drop = "int8" if graphs["int8"] == graphs["fp32"] else "fp32"
     graphs.pop(drop)
