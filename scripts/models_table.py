@@ -29,8 +29,12 @@ def row(name: str, report: dict) -> str:
     minutes = f"{report['train_minutes']:.1f} min, {_hardware(report)}"
     dev, test = report["dev"], report["test"]
     if report["config"]["task"] == "classification":
+        held = f"{dev['accuracy']:.4f} acc / {dev['macro_f1']:.4f} F1"
+        if "cv" in report:  # trained on train + dev: the held-out estimate is the recipe's cross-validation
+            cv = report["cv"]
+            held = f"CV {cv['accuracy'][0]:.4f} acc / {cv['macro_f1'][0]:.4f} F1"
         return (
-            f"| `{name}` | reviews → 1-5 stars | {dev['accuracy']:.4f} acc / {dev['macro_f1']:.4f} F1 | "
+            f"| `{name}` | reviews → 1-5 stars | {held} | "
             f"{test['accuracy']:.4f} acc / {test['macro_f1']:.4f} F1 | — | — | {size:.1f} MiB, {minutes} |"
         )
     _, source, target = report["config"]["data"]["dataset"].split("-")  # tatoeba-eng-fra

@@ -134,6 +134,26 @@ def extra_reports(args: argparse.Namespace) -> dict:
     return out
 
 
+def cv_report(args: argparse.Namespace) -> dict:
+    """The recipe's cross-validation row (scripts/han_cv.py's cv.json) at the shipped members and tau, for a
+    model trained on train + dev (--dev-in-training): its dev numbers are then not a held-out estimate."""
+    out: dict = {}
+    if args.dev_in_training:
+        out["trained_on"] = ["train", "dev"]
+    if args.cv_json:
+        cv = json.loads(args.cv_json.read_text())
+        tau = str(float(args.prior_correction or 0.0))
+        chosen = cv[f"members{args.cv_members}"]
+        out["cv"] = {
+            "source": str(args.cv_json),
+            "folds": len(chosen["folds"]),
+            "members": args.cv_members,
+            "tau": tau,
+            **chosen["table"][tau],
+        }
+    return out
+
+
 def dev_score(report: dict) -> float:
     return float(report.get("dev", {}).get("bleu", report.get("dev", {}).get("macro_f1", float("-inf"))))
 
@@ -166,6 +186,11 @@ def main() -> int:
     parser.add_argument("--int8-dev-report", type=Path, help="the same evaluation with --int8")
     parser.add_argument("--int8-test-report", type=Path)
     parser.add_argument("--latency-json", type=Path, help="single-sentence latency measurements to keep")
+    parser.add_argument("--cv-json", type=Path, help="scripts/han_cv.py's cv.json for this model's recipe")
+    parser.add_argument("--cv-members", type=int, default=1, help="the row of --cv-json: members per model")
+    parser.add_argument(
+        "--dev-in-training", action="store_true", help="the model was trained on train + dev (needs --force)"
+    )
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args()
     ckpt = load_checkpoint(args.checkpoint)
@@ -192,6 +217,7 @@ def main() -> int:
         "source_checkpoint": str(args.checkpoint),
         **({"prior_correction": args.prior_correction} if args.prior_correction is not None else {}),
         **extra_reports(args),
+        **cv_report(args),
         **({"members": members} if members else {}),
         **({"parent": parent} if parent else {}),
     }

@@ -71,6 +71,7 @@ class HANConfig:
     word_hidden: int = 50
     sentence_hidden: int = 50
     dropout: float = 0.3
+    word_dropout: float = 0.0  # training only: each word's vector is blanked with this probability
     class_weighting: str = "sqrt_inverse"  # none, inverse, sqrt_inverse, quarter_inverse
     # > 0: initialise the word embeddings with skip-gram vectors trained this many epochs on the
     # training documents first (Yang et al. 2016, sec. 3.3); 0 = random init
@@ -78,6 +79,9 @@ class HANConfig:
     # or: the vectors an earlier run trained (its out_dir/word2vec.pt), same vocabulary; lets the members
     # of an ensemble share one word2vec run
     word2vec_vectors: str = ""
+    # "wordllama": initialise from WordLlama's shipped token embeddings instead (training.wordllama;
+    # needs the wordllama package); "none" = word2vec or random
+    pretrained_vectors: str = "none"
 
 
 @dataclass
@@ -222,6 +226,7 @@ def validate(config: ExperimentConfig) -> None:
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
         "training.precision": (config.training.precision, ("bf16", "fp32")),
         "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "linear", "plateau")),
+        "model.han.pretrained_vectors": (config.model.han.pretrained_vectors, ("none", "wordllama")),
         "model.han.class_weighting": (
             config.model.han.class_weighting,
             ("inverse", "none", "quarter_inverse", "sqrt_inverse"),
@@ -243,6 +248,11 @@ def validate(config: ExperimentConfig) -> None:
         )
     if config.model.han.word2vec_epochs and config.model.han.word2vec_vectors:
         raise ConfigError("set model.han.word2vec_epochs (train) or word2vec_vectors (reuse), not both")
+    han = config.model.han
+    if not 0.0 <= han.word_dropout < 1.0:
+        raise ConfigError(f"model.han.word_dropout must be in [0, 1) (0 = off), got {han.word_dropout}")
+    if han.pretrained_vectors != "none" and (han.word2vec_epochs or han.word2vec_vectors):
+        raise ConfigError("set model.han.pretrained_vectors or word2vec_epochs / word2vec_vectors, not both")
     if config.training.accumulate < 1:
         raise ConfigError("training.accumulate must be >= 1")
     if config.data.train and len(config.data.train) not in (1, 2):

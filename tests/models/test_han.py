@@ -79,3 +79,26 @@ def test_word_mask_with_holes_is_refused():
     holes[0, 0, 0] = False  # a padding word before real words
     with pytest.raises(ValueError, match=r"word_mask \(B, N, W\) must mark each sentence's first words"):
         model(batch.words, holes)
+
+
+def test_word_dropout_blanks_whole_words_in_training_only():
+    docs, vocab, model = _setup()
+    batch = make_document_batch(docs, vocab)
+    plain = model(batch.words, batch.word_mask).logits
+    model.word_dropout = 0.5
+    torch.testing.assert_close(model(batch.words, batch.word_mask).logits, plain)  # eval: no effect
+    model.train()
+    torch.manual_seed(3)
+    dropped = model(batch.words, batch.word_mask)
+    torch.manual_seed(3)  # the same draw, done by hand: the blanked words' embeddings set to zero
+    real = int(batch.word_mask.sum())
+    keep = torch.rand(real, 1) >= 0.5
+    assert 0 < int(keep.sum()) < real
+    embedded = model.embedding(batch.words)
+    embedded[batch.word_mask] = embedded[batch.word_mask] * keep
+    model.word_dropout = 0.0
+    by_hand = model.forward_embedded(embedded, batch.word_mask)
+    torch.testing.assert_close(dropped.logits, by_hand.logits)
+    torch.testing.assert_close(dropped.word_weights, by_hand.word_weights)
+    with pytest.raises(ValueError, match=r"word_dropout must be in \[0, 1\)"):
+        HAN(len(vocab), word_dropout=1.0)

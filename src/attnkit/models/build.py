@@ -32,7 +32,7 @@ def _han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .han import HAN
 
     han = dataclasses.asdict(config.han)
-    for training_only in ("class_weighting", "word2vec_epochs", "word2vec_vectors"):
+    for training_only in ("class_weighting", "word2vec_epochs", "word2vec_vectors", "pretrained_vectors"):
         han.pop(training_only)
     return HAN(vocab_size, num_classes=sizes["num_classes"], **han)
 
@@ -83,7 +83,15 @@ def load_for_inference(path: str | Path, task: str) -> tuple[Checkpoint, Experim
 
 
 # Model options that do not change the weights' shapes or meaning: free to differ from init_from's.
-_NOT_ARCHITECTURE = ("dropout", "class_weighting", "word2vec_epochs", "word2vec_vectors", "attention_layer")
+_NOT_ARCHITECTURE = (
+    "dropout",
+    "word_dropout",
+    "class_weighting",
+    "word2vec_epochs",
+    "word2vec_vectors",
+    "pretrained_vectors",
+    "attention_layer",
+)
 
 
 def init_checkpoint(config: ExperimentConfig) -> Checkpoint:

@@ -5,6 +5,7 @@
   3. sentence encoder: bidirectional GRU over the sentence vectors (eq. 8-9)
   4. sentence attention: AttentionPooling -> the document vector (eq. 10)
   5. classifier: dropout + linear -> logits (eq. 11)
+Training only: ``word_dropout`` blanks whole words (their vectors set to 0) with that probability.
 Padding words and padding sentences get exactly zero attention: empty sentences are never fed to
 the word GRU, and both poolings are masked.
 """
@@ -42,8 +43,12 @@ class HAN(nn.Module):
         word_hidden: int = 50,
         sentence_hidden: int = 50,
         dropout: float = 0.3,
+        word_dropout: float = 0.0,
     ) -> None:
         super().__init__()
+        if not 0.0 <= word_dropout < 1.0:
+            raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
+        self.word_dropout = word_dropout
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=0)
         self.word_encoder = BiGRU(embed_size, word_hidden)
         self.word_attention = AttentionPooling(2 * word_hidden)
@@ -75,6 +80,9 @@ class HAN(nn.Module):
         real_mask = flat_mask.index_select(0, real)  # (S, W), S real sentences
         # 1-2. encode and pool only the real words of the real sentences, then scatter back into (B, N, ...).
         tokens = self.dropout(embedded[word_mask])  # (T, E), T real words in order
+        if self.training and self.word_dropout > 0:  # whole words blanked (zero vectors), not rescaled
+            keep = torch.rand(tokens.shape[0], 1, device=tokens.device) >= self.word_dropout  # (T, 1)
+            tokens = tokens * keep
         hidden = 2 * self.word_encoder.rnn.hidden_size
         if tokens.shape[0]:
             encoded = self.word_encoder.forward_tokens(tokens, real_mask.sum(1))  # (T, 2H)

@@ -20,6 +20,7 @@ from ..datasets import document_split
 from ..device import model_device, to_device
 from ..evaluation.classification import classification_report
 from .word2vec import train_word2vec
+from .wordllama import wordllama_vectors
 
 WEIGHT_POWERS = {"inverse": 1.0, "sqrt_inverse": 0.5, "quarter_inverse": 0.25}
 
@@ -135,7 +136,8 @@ class ClassificationTask:
         """Before training from scratch: word2vec vectors into the HAN's embedding.
 
         ``model.han.word2vec_epochs`` > 0 trains them (the time counts in the run's wall time) and
-        keeps them in ``out_dir/word2vec.pt``; ``model.han.word2vec_vectors`` reuses such a file."""
+        keeps them in ``out_dir/word2vec.pt``; ``model.han.word2vec_vectors`` reuses such a file;
+        ``model.han.pretrained_vectors: wordllama`` takes WordLlama's (``training.wordllama``)."""
         han = self.config.model.han
         embedding: nn.Embedding = model.embedding  # type: ignore[assignment]
         if han.word2vec_vectors:
@@ -143,6 +145,9 @@ class ClassificationTask:
             log(f"word2vec: vectors from {han.word2vec_vectors}")
         elif han.word2vec_epochs > 0:
             vectors = self._train_vectors(embedding.embedding_dim, log)
+        elif han.pretrained_vectors == "wordllama":
+            vectors = wordllama_vectors(self.vocab.words, embedding.embedding_dim)
+            log(f"word vectors: WordLlama token embeddings, {len(self.vocab)} words")
         else:
             return
         with torch.no_grad():
