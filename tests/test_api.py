@@ -69,7 +69,7 @@ def test_shipped_classifier_is_an_ensemble_whose_attention_covers_real_words_onl
     from attnkit.models.han import HANEnsemble
 
     classifier = attnkit.load("reviews-han", backend="torch")
-    assert isinstance(classifier.model, HANEnsemble) and len(classifier.model.members) == 2
+    assert isinstance(classifier.model, HANEnsemble) and len(classifier.model.members) == 4
     texts = ["Love this dress!!! Fits perfectly.", "Runs small. The zipper broke after a wash. Returned it."]
     batched = classifier.classify(texts)
     for text, result in zip(texts, batched):
