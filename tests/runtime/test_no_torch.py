@@ -64,3 +64,18 @@ def test_classify_without_torch():
     result = json.loads(done.stdout)
     assert sum(result["probabilities"].values()) == pytest.approx(1.0, abs=1e-4)
     assert [len(s) for s in result["sentences"]] == [len(w) for w in result["word_weights"]]
+
+
+@pytest.mark.parametrize(
+    "name", ["enfr-rnn", "enfr-transformer", "ende-transformer", "fren-rnn", "reviews-han"]
+)
+def test_shipped_exports_were_made_from_the_shipped_weights(name):
+    """A re-shipped model.pt with its old export would run the old model under backend auto."""
+    import hashlib
+
+    root = find_export(name, "translator")
+    assert root is not None
+    source = json.loads((root / "manifest.json").read_text())["meta"]["source_checkpoint"]
+    weights = root.parent / "model.pt"
+    assert source["file"] == "model.pt"
+    assert source["sha256"] == hashlib.sha256(weights.read_bytes()).hexdigest(), f"re-export {name}"
