@@ -49,3 +49,14 @@ def tiny_han_run(tmp_path, **overrides: object) -> list[str]:
         **overrides,
     }
     return [x for k, v in values.items() for x in ("--set", f"{k}={v}")]
+
+
+def han_overrides(data) -> list[str]:
+    """``--set`` values for a HAN trained and validated on one tiny JSON Lines file ``data``."""
+    return [
+        "task=classification",
+        "model.name=han",
+        f"data.train=[{data}]",
+        f"data.dev=[{data}]",
+        "data.min_freq=1",
+    ]

@@ -246,9 +246,9 @@ def validate(config: ExperimentConfig) -> None:
         raise ConfigError(
             f"model.han.word2vec_epochs must be >= 0 (0 = off), got {config.model.han.word2vec_epochs}"
         )
-    if config.model.han.word2vec_epochs and config.model.han.word2vec_vectors:
-        raise ConfigError("set model.han.word2vec_epochs (train) or word2vec_vectors (reuse), not both")
     han = config.model.han
+    if han.word2vec_epochs and han.word2vec_vectors:
+        raise ConfigError("set model.han.word2vec_epochs (train) or word2vec_vectors (reuse), not both")
     if not 0.0 <= han.word_dropout < 1.0:
         raise ConfigError(f"model.han.word_dropout must be in [0, 1) (0 = off), got {han.word_dropout}")
     if han.pretrained_vectors != "none" and (han.word2vec_epochs or han.word2vec_vectors):

@@ -11,6 +11,7 @@ from attnkit.models import build_model
 from attnkit.training.classification import ClassificationTask
 from attnkit.training.config import ConfigError, load_config
 from attnkit.training.word2vec import train_word2vec
+from tests.helpers import han_overrides
 
 TOPIC_A, TOPIC_B = list(range(2, 7)), list(range(7, 12))
 
@@ -70,13 +71,9 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
     config = load_config(
         None,
         [
-            "task=classification",
-            "model.name=han",
+            *han_overrides(data),
             "model.han.embed_size=8",
             "model.han.word2vec_epochs=2",
-            f"data.train=[{data}]",
-            f"data.dev=[{data}]",
-            "data.min_freq=1",
             f"training.out_dir={tmp_path / 'run'}",
         ],
     )
@@ -93,21 +90,11 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
     # the vectors are kept with the run, and a second run (an ensemble member) can reuse them
     saved = tmp_path / "run" / "word2vec.pt"
     reuse = load_config(
-        None, [*_han_overrides(data), "model.han.embed_size=8", f"model.han.word2vec_vectors={saved}"]
+        None, [*han_overrides(data), "model.han.embed_size=8", f"model.han.word2vec_vectors={saved}"]
     )
     second = build_model(reuse.model, task.vocab_size, num_classes=task.num_classes)
     ClassificationTask(reuse).pretrain(second, log=logged.append)
     assert torch.equal(second.embedding.weight, after)
-
-
-def _han_overrides(data) -> list[str]:
-    return [
-        "task=classification",
-        "model.name=han",
-        f"data.train=[{data}]",
-        f"data.dev=[{data}]",
-        "data.min_freq=1",
-    ]
 
 
 def test_reused_vectors_must_fit_the_vocabulary(tmp_path):
@@ -115,7 +102,7 @@ def test_reused_vectors_must_fit_the_vocabulary(tmp_path):
     data.write_text('{"text": "Great soft dress.", "label": 5}\n{"text": "Awful.", "label": 1}\n')
     wrong = tmp_path / "word2vec.pt"
     torch.save({"words": ["<pad>", "<unk>", "other"], "vectors": torch.zeros(3, 100)}, wrong)
-    config = load_config(None, [*_han_overrides(data), f"model.han.word2vec_vectors={wrong}"])
+    config = load_config(None, [*han_overrides(data), f"model.han.word2vec_vectors={wrong}"])
     task = ClassificationTask(config)
     model = build_model(config.model, task.vocab_size, num_classes=task.num_classes)
     with pytest.raises(ValueError, match="trained for another vocabulary"):

@@ -11,6 +11,7 @@ from attnkit.training import wordllama
 from attnkit.training.classification import ClassificationTask
 from attnkit.training.config import ConfigError, load_config
 from attnkit.training.wordllama import ROW_NORM, token_vectors, wordllama_vectors
+from tests.helpers import han_overrides
 
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
@@ -72,13 +73,9 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
     config = load_config(
         None,
         [
-            "task=classification",
-            "model.name=han",
+            *han_overrides(data),
             "model.han.embed_size=4",
             "model.han.pretrained_vectors=wordllama",
-            f"data.train=[{data}]",
-            f"data.dev=[{data}]",
-            "data.min_freq=1",
             f"training.out_dir={tmp_path / 'run'}",
         ],
     )
