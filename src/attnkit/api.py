@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .errors import UsageError
 from .pretrained import find_export, resolve
 
 BACKENDS = ("auto", "onnx", "torch")
@@ -24,7 +25,7 @@ def _shipped_name(path_or_name: str | Path | None, kind: str) -> bool:
 def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool, device: str) -> Path | None:
     """The export folder to run, or None for torch; errors name what is missing."""
     if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+        raise UsageError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "torch":
         return None
     folder = find_export(path_or_name, kind)
@@ -39,10 +40,10 @@ def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool
         # given by path has no checkpoint, and the runtime's error names the variants it has
         return None if _shipped_name(path_or_name, kind) else folder
     if device != "cpu":
-        raise ValueError("--backend onnx runs on the CPU only; use --device cpu (or --backend torch)")
+        raise UsageError("--backend onnx runs on the CPU only; use --device cpu (or --backend torch)")
     if folder is None:
         name = path_or_name or "the default model"
-        raise ValueError(f"{name} has no ONNX export; make one with `attnkit export {name} --out DIR`")
+        raise UsageError(f"{name} has no ONNX export; make one with `attnkit export {name} --out DIR`")
     return folder
 
 

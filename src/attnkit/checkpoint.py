@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .errors import CheckpointError
 from .files import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 FORMAT = "attnkit-checkpoint"
@@ -40,10 +41,6 @@ _STEP = re.compile(r"step-(\d+)\.pt$")
 
 
 __all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text"]  # re-exported
-
-
-class CheckpointError(ValueError):
-    """A file that is not a valid attnkit checkpoint; the message names the file and the problem."""
 
 
 # -- atomic writes ------------------------------------------------------------------------------

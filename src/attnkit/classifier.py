@@ -16,6 +16,7 @@ from .data.documents import (
     make_document_batch,
 )
 from .device import model_device, resolve_device, to_device
+from .errors import DeviceError
 from .log import progress
 from .models.build import build_for_checkpoint, load_for_inference, restore
 from .results import Classification, check_texts, classification
@@ -59,7 +60,7 @@ class Classifier:
         model = build_for_checkpoint(ckpt, config, len(vocab), num_classes=len(ckpt["labels"]))
         on = resolve_device(device)
         if int8 and on.type != "cpu":
-            raise ValueError("int8 weights run on the CPU only; use --device cpu")
+            raise DeviceError("int8 weights run on the CPU only; use --device cpu")
         model = restore(model, ckpt, int8).to(on)
         bias = prior_bias(ckpt, prior_correction)
         classifier = cls(model, vocab, list(ckpt["labels"]), config, str(path), bias)

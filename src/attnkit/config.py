@@ -15,9 +15,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-
-class ConfigError(ValueError):
-    """A configuration problem: unknown key, wrong type, bad value."""
+from .errors import ConfigError
 
 
 @dataclass

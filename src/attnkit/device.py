@@ -11,11 +11,9 @@ from typing import Any, TypeVar
 
 import torch
 
+from .errors import DeviceError
+
 T = TypeVar("T")
-
-
-class DeviceError(ValueError):
-    """A device that is not valid here (a typo, or CUDA asked for on a machine without it)."""
 
 
 def resolve_device(name: str | torch.device | None = "auto") -> torch.device:

@@ -20,6 +20,7 @@ from .data.arrays import source_arrays
 from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
 from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer
+from .errors import DataError, UsageError
 from .log import progress
 
 T = TypeVar("T")
@@ -202,7 +203,7 @@ class TranslatorBase:
     ) -> tuple[list[list[int]], list[list[int]]]:
         """Source and target ids of sentence pairs (forced attention, alignment)."""
         if len(sources) != len(targets):
-            raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
+            raise DataError(f"{len(sources)} sources but {len(targets)} targets")
         src_ids = [self._encode(normalize(s)) for s in sources]
         return src_ids, [self.target_tokenizer.encode(normalize(t)) for t in targets]
 
@@ -213,14 +214,14 @@ def check_heads(
     """The decoder layer to read (``default`` when None), with ``heads`` checked against ``n_heads``."""
     if not n_layers:
         if layer is not None or heads:
-            raise ValueError("--layer/--heads apply to Transformer models only")
+            raise UsageError("--layer/--heads apply to Transformer models only")
         return 0
     chosen = default if layer is None else layer
     if not -n_layers <= chosen < n_layers:
-        raise ValueError(f"layer {chosen} out of range: the model has {n_layers} decoder layers")
+        raise UsageError(f"layer {chosen} out of range: the model has {n_layers} decoder layers")
     bad = [h for h in heads or [] if not 0 <= h < n_heads]
     if bad:
-        raise ValueError(f"heads {bad} out of range 0..{n_heads - 1}")
+        raise UsageError(f"heads {bad} out of range 0..{n_heads - 1}")
     return chosen % n_layers
 
 
@@ -285,12 +286,12 @@ def classification(
 def check_texts(texts: Sequence[str]) -> None:
     empty = [i for i, t in enumerate(texts) if not t.strip()]
     if empty:
-        raise ValueError(f"text {empty[0] + 1} is empty: nothing to classify")
+        raise DataError(f"text {empty[0] + 1} is empty: nothing to classify")
 
 
 def check_tau(tau: float) -> float:
     if not 0.0 <= tau <= 1.0 or math.isnan(tau):
-        raise ValueError(
+        raise UsageError(
             f"prior correction must be in [0, 1] (0 = off, 1 = divide the class weights out), got {tau}"
         )
     return float(tau)

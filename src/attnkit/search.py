@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .errors import UsageError
 from .vocab import BOS, EOS
 
 
@@ -176,7 +177,7 @@ def beam(
 ) -> list[list[Hypothesis]]:
     """Shapes: src (B, S), src_mask (B, S) -> per sentence, its ``n_best`` hypotheses, best first."""
     if not 1 <= n_best <= beam_size:
-        raise ValueError(f"n_best must be in 1..beam_size ({beam_size}), got {n_best}")
+        raise UsageError(f"n_best must be in 1..beam_size ({beam_size}), got {n_best}")
     batch, k = src.shape[0], beam_size
     ids, eos = output_vocabulary(model.target_ids)
     limits = max_lengths(src_mask, max_ratio, max_extra)  # (B,)

@@ -15,6 +15,7 @@ from .data.batching import make_batch
 from .data.tokenizer import SubwordTokenizer, vocabularies_from
 from .decoding import TorchStepper
 from .device import model_device, resolve_device, to_device
+from .errors import DeviceError
 from .log import progress
 from .models.build import build_model, load_for_inference, restore
 from .results import Translation, TranslatorBase, check_heads
@@ -53,7 +54,7 @@ class Translator(TranslatorBase):
         )
         on = resolve_device(device)
         if int8 and on.type != "cpu":
-            raise ValueError("int8 weights run on the CPU only; use --device cpu")
+            raise DeviceError("int8 weights run on the CPU only; use --device cpu")
         model = restore(model, ckpt, int8).to(on)
         return cls(model, source, config, str(path), target_tokenizer=target)
 

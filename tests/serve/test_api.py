@@ -22,7 +22,7 @@ CAT = "The cat sits on the mat."
 
 @pytest.fixture(scope="module")
 def client(app):
-    return TestClient(app)
+    return TestClient(app, base_url="http://127.0.0.1:8000")
 
 
 def test_translate_answers_what_the_cli_prints(client):
@@ -90,43 +90,93 @@ def test_models_and_health(client, models):
 
 
 BAD = [
-    ("/api/translate", {}, "field 'sentences' is missing"),
-    ("/api/translate", {"sentences": "one"}, "must be a list of strings"),
-    ("/api/translate", {"sentences": [1]}, "must be a list of strings"),
-    ("/api/translate", {"sentences": ["a"] * 65}, "at most 64"),
-    ("/api/translate", {"sentences": ["a"], "beam": 0}, "field 'beam'"),
-    ("/api/translate", {"sentences": ["a"], "beam": "5"}, "field 'beam'"),
-    ("/api/translate", {"sentences": ["a"], "beam": 2, "n_best": 3}, "field 'n_best'"),
-    ("/api/translate", {"sentences": ["a"], "model": "../../etc/passwd"}, "unknown translator"),
-    ("/api/classify", {"documents": ["ok"], "model": "enfr-rnn"}, "unknown classifier"),
-    ("/api/classify", {"documents": ["  "]}, "is empty"),
-    ("/api/classify", {"documents": ["ok"], "prior_correction": 2}, "field 'prior_correction'"),
-    ("/api/align", {"sources": ["a"], "targets": ["a", "b"]}, "differ in length"),
-    ("/api/align", {"sources": ["a"], "targets": ["b"], "method": "best"}, "field 'method'"),
-    ("/api/align", {"sources": ["a"], "targets": ["b"], "gold": "1 x 1"}, "field 'gold':1"),
+    ("/api/translate", {}, 400, "field 'sentences' is missing"),
+    ("/api/translate", {"sentences": "one"}, 400, "must be a list of strings"),
+    ("/api/translate", {"sentences": [1]}, 400, "field 'sentences': item 0 must be a string"),
+    ("/api/translate", {"sentences": ["a"] * 65}, 422, "at most 64"),
+    ("/api/translate", {"sentences": ["a"], "beam": 0}, 400, "field 'beam'"),
+    ("/api/translate", {"sentences": ["a"], "beam": "5"}, 400, "field 'beam'"),
+    ("/api/translate", {"sentences": ["a"], "beam": 2, "n_best": 3}, 400, "field 'n_best'"),
+    ("/api/translate", {"sentences": ["a"], "layers": "yes"}, 400, "field 'layers'"),
+    ("/api/translate", {"sentences": ["a"], "model": "../../etc/passwd"}, 422, "unknown translator"),
+    ("/api/translate", {"sentences": ["a \ud800"]}, 400, "item 0 is not valid Unicode"),
+    ("/api/translate", {"sentences": ["ok", "a " * 101]}, 422, "item 1 has 101 words; at most 100"),
+    ("/api/translate", {"sentences": ["x" * 1001]}, 422, "item 0 has 1001 characters"),
+    ("/api/translate", {"sentences": ["w " * 100] * 5, "beam": 10}, 422, "request too costly"),
+    ("/api/classify", {"documents": ["ok"], "model": "enfr-rnn"}, 422, "unknown classifier"),
+    ("/api/classify", {"documents": ["  "]}, 400, "is empty"),
+    ("/api/classify", {"documents": ["\udfff"]}, 400, "not valid Unicode"),
+    ("/api/classify", {"documents": ["ok"], "prior_correction": 2}, 400, "field 'prior_correction'"),
+    ("/api/align", {"sources": ["a"], "targets": ["a", "b"]}, 400, "differ in length"),
+    ("/api/align", {"sources": ["a"], "targets": ["b"], "method": "best"}, 400, "field 'method'"),
+    ("/api/align", {"sources": ["a"], "targets": ["b"], "gold": "1 x 1"}, 422, "field 'gold':1"),
+    ("/api/align", {"sources": ["a b"], "targets": ["c"], "gold": "1 3 1"}, 422, "outside sentence 1"),
+    ("/api/align", {"sources": ["a \ud800"], "targets": ["c"]}, 400, "not valid Unicode"),
+    ("/api/align", {"sources": [" ".join(["zqxjkv"] * 99)], "targets": ["c"]}, 422, "reads at most 200"),
 ]
 
 
-@pytest.mark.parametrize(("path", "body", "message"), BAD)
-def test_bad_requests_get_a_4xx_json_error_naming_the_field(client, path, body, message):
-    answer = client.post(path, json=body)
-    assert answer.status_code == 400
+@pytest.mark.parametrize(("path", "body", "status", "message"), BAD)
+def test_bad_requests_get_a_4xx_json_error_naming_the_field(client, path, body, status, message):
+    # json.dumps escapes lone surrogates ("\\ud800"), as a browser's JSON.stringify does
+    answer = client.post(path, content=json.dumps(body), headers={"Content-Type": "application/json"})
+    assert answer.status_code == status, answer.json()
     assert message in answer.json()["error"]
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 def test_body_limits_and_bad_json(client):
-    big = client.post("/api/translate", content=b'{"sentences": ["' + b"a" * MAX_BODY + b'"]}')
+    big = client.post("/api/translate", content=b'{"sentences": ["' + b"a" * MAX_BODY + b'"]}', headers=JSON)
     assert big.status_code == 413 and "over the limit" in big.json()["error"]
-    broken = client.post("/api/translate", content=b"{not json")
+    broken = client.post("/api/translate", content=b"{not json", headers=JSON)
     assert broken.status_code == 400 and "not valid JSON" in broken.json()["error"]
-    listed = client.post("/api/translate", content=b"[1, 2]")
+    listed = client.post("/api/translate", content=b"[1, 2]", headers=JSON)
     assert listed.status_code == 400 and "JSON object" in listed.json()["error"]
+    deep = client.post("/api/translate", content=b"[" * 50_000 + b"]" * 50_000, headers=JSON)
+    assert deep.status_code in (400, 413) and "error" in deep.json()
+    deep = client.post("/api/translate", content=b'{"a":' + b"[" * 60_000 + b"]" * 60_000 + b"}", headers=JSON)
+    assert deep.status_code in (400, 413)
+    latin = client.post("/api/translate", content=b'{"sentences": ["caf\xe9"]}', headers=JSON)
+    assert latin.status_code == 400 and "UTF-8" in latin.json()["error"]
     assert client.get("/api/nothing").status_code == 404 and "error" in client.get("/api/nothing").json()
-    assert client.get("/api/translate").status_code == 405
+    wrong = client.get("/api/translate")
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
 
 
-def test_an_over_long_sentence_is_truncated_with_a_warning(client):
-    long = " ".join(["cat"] * 400)
+def test_only_json_bodies_from_allowed_hosts_and_origins(client):
+    body = json.dumps({"sentences": ["Good night!"]})
+    for media in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""):
+        answer = client.post("/api/translate", content=body, headers={"Content-Type": media})
+        assert answer.status_code == 415 and "must be JSON" in answer.json()["error"]
+    rebound = client.get("/api/models", headers={"Host": "attacker.example:8000"})
+    assert rebound.status_code == 400 and "attacker.example" in rebound.json()["error"]
+    assert client.get("/", headers={"Host": "attacker.example"}).status_code == 400
+    other = client.post("/api/translate", content=body, headers={**JSON, "Origin": "http://evil.example"})
+    assert other.status_code == 403
+    same = client.post("/api/translate", content=body, headers={**JSON, "Origin": "http://127.0.0.1:8000"})
+    assert same.status_code == 200
+    for host in ("localhost:8000", "[::1]:8000", "127.0.0.1"):
+        assert client.get("/api/health", headers={"Host": host}).status_code == 200
+
+
+def test_errors_never_echo_a_huge_input(client):
+    answer = client.post("/api/translate", json={"sentences": ["a"], "model": "m" * 200_000})
+    assert answer.status_code == 422 and len(answer.text) < 400
+
+
+def test_models_report_the_limits_the_server_enforces(client):
+    info = client.get("/api/models").json()
+    limits = info["limits"]
+    assert limits["max_items"] == 64 and limits["max_words"] == 100 and limits["max_beam"] == 10
+    over = {"sentences": ["a " * (limits["max_words"] + 1)]}
+    assert client.post("/api/translate", json=over).status_code == 422
+    assert info["classifier_reads"] == {"max_sentences": 30, "max_words_per_sentence": 60}
+
+
+def test_a_sentence_over_the_models_subwords_is_truncated_with_a_warning(client):
+    long = " ".join(["zqxjkv"] * 90)  # within the 100-word limit, over the model's 200 subwords
     [result] = client.post("/api/translate", json={"sentences": [long], "beam": 1}).json()["results"]
     assert any("truncated to 200" in w for w in result["warnings"])
     assert len(result["source_tokens"]) == 201
@@ -150,7 +200,7 @@ SENTENCES = [
 
 async def _concurrently(app, bodies):
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as client:
         answers = await asyncio.gather(*(client.post("/api/translate", json=b) for b in bodies))
     return [a.json()["results"] for a in answers]
 
@@ -177,6 +227,6 @@ def test_int8_serves_the_shipped_transformer_from_its_export():
     models = ModelSet(["enfr-transformer"], ["reviews-han"], int8=True)
     info = models.describe()
     assert info["translators"][0]["backend"] == "onnx int8" and info["classifiers"][0]["backend"] == "onnx"
-    with TestClient(create_app(models)) as client:
+    with TestClient(create_app(models), base_url="http://127.0.0.1:8000") as client:
         answer = client.post("/api/translate", json={"sentences": ["The cat sits on the mat."]}).json()
     assert answer["results"][0]["translation"].startswith("Le chat")

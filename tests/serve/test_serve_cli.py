@@ -46,3 +46,17 @@ def test_bad_options_are_a_one_line_error(flag, value):
     args = [sys.executable, "-m", "attnkit", "serve", flag, value]
     done = subprocess.run(args, capture_output=True, text=True)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and flag in done.stderr
+
+
+def test_a_busy_port_or_unknown_host_is_one_line_before_any_url():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        args = [sys.executable, "-m", "attnkit", "serve", "--port", str(port)]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1 and f"port {port}" in done.stderr
+    args = [sys.executable, "-m", "attnkit", "serve", "--host", "no-such-host.invalid"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "" and "cannot resolve" in done.stderr

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from ..errors import UsageError
 from .options import add_backend
 
 
@@ -73,9 +74,12 @@ def run(args: argparse.Namespace) -> int:
 
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
-        raise ValueError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
+        raise UsageError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
+    if not sources:
+        raise UsageError(f"{args.src} has no sentences to align")
     if args.adapt < 0:
-        raise ValueError(f"--adapt: expected a number of steps >= 0, got {args.adapt}")
+        raise UsageError(f"--adapt: expected a number of steps >= 0, got {args.adapt}")
+    args.gold_links = _gold(args.gold, sources, targets) if args.gold else None  # checked before any work
     if not args.adapt:
         return _align(args, sources, targets)
     import tempfile
@@ -112,7 +116,7 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
         for sentence in links:
             print(pharaoh(sentence))
         return 0
-    score = _score(args.gold, links)
+    score = _score(args.gold_links, links)
     report = {
         "aer": round(score.aer, 4),
         "precision": round(score.precision, 4),
@@ -134,7 +138,7 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
 def _backend(args: argparse.Namespace) -> str:
     if args.scores == "saliency":
         if args.backend == "onnx":
-            raise ValueError("--scores saliency needs gradients: use --backend torch (or auto)")
+            raise UsageError("--scores saliency needs gradients: use --backend torch (or auto)")
         return "torch"
     return str(args.backend)
 
@@ -176,19 +180,27 @@ def word_links(
     return attention_links(translator, sources, targets, method, threshold, layer, heads, shift)
 
 
-def _score(gold: str, links: list[set[tuple[int, int]]]) -> Any:
-    from ..evaluation.alignment import aer, read_naacl
+def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
+    """(sure, possible) gold links, checked against the sentences' word counts."""
+    from ..evaluation.alignment import read_naacl
 
-    sure, possible = read_naacl(gold, len(links))
+    lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
+    return read_naacl(gold, len(sources), lengths)
+
+
+def _score(gold: Any, links: list[set[tuple[int, int]]]) -> Any:
+    from ..evaluation.alignment import aer
+
+    sure, possible = gold
     return aer(links, sure, possible)
 
 
 def _search(args: argparse.Namespace, translator: Any, sources: list[str], targets: list[str]) -> int:
     if args.gold is None:
-        raise ValueError("--search needs --gold")
+        raise UsageError("--search needs --gold")
     n_layers = translator.attention_layers
     if not n_layers:
-        raise ValueError("--search applies to Transformer models only")
+        raise UsageError("--search applies to Transformer models only")
     n_heads = translator.attention_heads
     rows = []
     for layer in range(n_layers):
@@ -196,7 +208,7 @@ def _search(args: argparse.Namespace, translator: Any, sources: list[str], targe
             links = word_links(
                 translator, sources, targets, args.method, args.threshold, layer, heads, args.shift
             )
-            score = _score(args.gold, links)
+            score = _score(args.gold_links, links)
             rows.append({"layer": layer, "heads": heads or "all", "aer": round(score.aer, 4)})
             print(json.dumps(rows[-1]))
     best = min(rows, key=lambda r: r["aer"])

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from ..errors import UsageError
 from ..log import log
 from .options import add_backend
 
@@ -61,7 +62,7 @@ def run_classify(args: argparse.Namespace) -> int:
 
     texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
-        raise ValueError("no input: give documents as arguments or on stdin")
+        raise UsageError("no input: give documents as arguments or on stdin")
     classifier = _load(args)
     results = classifier.classify(texts)
     for r in results:

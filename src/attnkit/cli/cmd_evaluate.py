@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from .options import add_backend
 
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     sources, references = read_lines(args.src), read_lines(args.ref)
     if len(sources) != len(references):
-        raise ValueError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
+        raise UsageError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
     translator, load_seconds = timed(
         lambda: load_translator(args.model, int8=args.int8, device=args.device, backend=args.backend)
     )

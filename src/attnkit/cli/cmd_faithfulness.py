@@ -12,6 +12,7 @@ import argparse
 import json
 from typing import Any
 
+from ..errors import UsageError
 from ..log import log
 
 
@@ -50,15 +51,15 @@ def _check(args: argparse.Namespace) -> str:
     """'classifier' or 'translator' from the inputs given; bad numbers are ValueErrors."""
     pair = [args.src, args.tgt, args.gold]
     if args.data and any(pair):
-        raise ValueError("give --data (classifier) or --src, --tgt and --gold (translator), not both")
+        raise UsageError("give --data (classifier) or --src, --tgt and --gold (translator), not both")
     if not args.data and not all(pair):
-        raise ValueError("give --data FILE (classifier) or all of --src, --tgt and --gold (translator)")
+        raise UsageError("give --data FILE (classifier) or all of --src, --tgt and --gold (translator)")
     for name in ("limit", "seeds", "steps", "samples"):
         value = getattr(args, name)
         if value is not None and value < 1:
-            raise ValueError(f"--{name} must be at least 1, got {value}")
+            raise UsageError(f"--{name} must be at least 1, got {value}")
     if args.plot and not args.data:
-        raise ValueError("--plot draws the classifier's erasure curves: it needs --data")
+        raise UsageError("--plot draws the classifier's erasure curves: it needs --data")
     return "classifier" if args.data else "translator"
 
 
@@ -68,7 +69,7 @@ def _fractions(text: str) -> list[float]:
     try:
         values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise ValueError(f"--fractions must be comma-separated numbers in 0..1, got {text!r}") from None
+        raise UsageError(f"--fractions must be comma-separated numbers in 0..1, got {text!r}") from None
     return check_fractions(values)
 
 
@@ -76,7 +77,7 @@ def _methods(text: str | None, valid: tuple[str, ...], default: tuple[str, ...])
     methods = [m.strip() for m in text.split(",") if m.strip()] if text else list(default)
     unknown = [m for m in methods if m not in valid]
     if unknown or not methods:
-        raise ValueError(f"unknown method {unknown[0] if unknown else text!r}; valid: {', '.join(valid)}")
+        raise UsageError(f"unknown method {unknown[0] if unknown else text!r}; valid: {', '.join(valid)}")
     return methods
 
 
@@ -129,8 +130,9 @@ def _translator(args: argparse.Namespace) -> dict[str, Any]:
     methods = _methods(args.methods, ALIGNMENT_METHODS, ("argmax", "intersect"))
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
-        raise ValueError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
-    sure, possible = read_naacl(args.gold, len(sources))
+        raise UsageError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
+    lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
+    sure, possible = read_naacl(args.gold, len(sources), lengths)
     n = args.limit or len(sources)
     translator = load_translator(args.model, device=args.device, backend="torch")
     report = alignment_faithfulness(

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
+
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(
@@ -25,25 +27,25 @@ def add_parser(sub: Any, name: str) -> None:
 
 def _record(path: Path, index: int) -> dict[str, Any]:
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise UsageError(f"{path}: no such file")
     if path.suffix == ".npz":
         import numpy as np
 
         data = np.load(path, allow_pickle=False)
         missing = {"attention", "source_tokens", "target_tokens"} - set(data.files)
         if missing:
-            raise ValueError(f"{path}: missing arrays {sorted(missing)}")
+            raise UsageError(f"{path}: missing arrays {sorted(missing)}")
         return {k: data[k].tolist() for k in data.files}
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if not 0 <= index < len(lines):
-        raise ValueError(f"{path}: --index {index} out of range (0..{len(lines) - 1})")
+        raise UsageError(f"{path}: --index {index} out of range (0..{len(lines) - 1})")
     try:
         record = json.loads(lines[index])
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{index + 1}: invalid JSON ({exc.msg})") from None
+        raise UsageError(f"{path}:{index + 1}: invalid JSON ({exc.msg})") from None
     for key in ("attention", "source_tokens", "target_tokens"):
         if key not in record:
-            raise ValueError(f"{path}:{index + 1}: record has no {key!r}")
+            raise UsageError(f"{path}:{index + 1}: record has no {key!r}")
     return dict(record)
 
 

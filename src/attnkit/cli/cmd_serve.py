@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import contextlib
+import socket
 from typing import Any
 
+from ..errors import UsageError
 from ..log import log
 
 
@@ -40,34 +42,70 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument(
         "--cors", action="append", metavar="ORIGIN", help="allow browser calls from ORIGIN (default: none)"
     )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (default: 127.0.0.1, localhost, ::1 and --host)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.max_batch < 1:
+        raise UsageError(f"--max-batch must be >= 1, got {args.max_batch}")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be in 0..65535, got {args.port}")
+    if args.max_wait_ms < 0:
+        raise UsageError(f"--max-wait-ms must be >= 0, got {args.max_wait_ms}")
+    sock = bind(args.host, args.port)  # before the models load: a busy port fails in a second
+    try:
+        return _serve(args, sock)
+    finally:
+        sock.close()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening-ready socket on ``host:port``; an unknown host or a port in use is a UsageError."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as e:
+        raise UsageError(f"--host {host}: cannot resolve this name ({e.strerror})") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        raise UsageError(f"cannot listen on {host} port {port}: {e.strerror}") from None
+    return sock
+
+
+def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
 
     from ..serve import ModelSet, create_app
 
-    if args.max_batch < 1:
-        raise ValueError(f"--max-batch must be >= 1, got {args.max_batch}")
-    if not 0 <= args.port <= 65535:
-        raise ValueError(f"--port must be in 0..65535, got {args.port}")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(
-            f"warning: --host {args.host} makes the explorer reachable from other machines", file=sys.stderr
-        )
+        log.warning(f"--host {args.host} makes the explorer reachable from other machines")
     models = ModelSet(
         args.translator or ["enfr-rnn"], args.classifier or ["reviews-han"], args.backend, args.int8
     )
+    hosts = [*(args.allow_host or []), args.host]
     app = create_app(
         models,
         batching=not args.no_batching,
         cors=args.cors,
         max_wait=args.max_wait_ms / 1000,
         max_batch=args.max_batch,
+        hosts=[h for h in hosts if h not in ("0.0.0.0", "::")],
     )
     names = ", ".join([*models.translators, *models.classifiers])
-    print(f"attnkit explorer on http://{args.host}:{args.port}/ ({names}); Ctrl-C stops it", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    port = sock.getsockname()[1]
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"attnkit explorer on http://{shown}:{port}/ ({names}); Ctrl-C stops it", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it stopped on: the way to stop
+        server.run(sockets=[sock])
     log.info("attnkit explorer stopped")
     return 0

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from ..errors import UsageError
 from ..log import log
 from .options import add_backend
 
@@ -44,10 +45,10 @@ def run(args: argparse.Namespace) -> int:
     from ..api import load_translator
 
     if args.beam < 1 or args.batch_size < 1:
-        raise ValueError("--beam and --batch-size must be >= 1")
+        raise UsageError("--beam and --batch-size must be >= 1")
     lines = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin]
     if not lines:
-        raise ValueError("no input: give sentences as arguments or on stdin")
+        raise UsageError("no input: give sentences as arguments or on stdin")
     translator = load_translator(args.model, int8=args.int8, device=args.device, backend=args.backend)
     results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
     for r in results:
@@ -70,6 +71,6 @@ def _plot(args: argparse.Namespace, translator: Any, results: list[Any]) -> None
 
     first = next((r for r in results if r.translation), None)
     if first is None:
-        raise ValueError("--plot: nothing was translated")
+        raise UsageError("--plot: nothing was translated")
     plot_translation(first, args.plot, values=args.values, words=args.words, model=translator)
     log.info(f"attention plot written to {args.plot}")

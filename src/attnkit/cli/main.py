@@ -1,11 +1,16 @@
-"""``attnkit`` entry point. Exit codes: 0 success, 2 usage or input error, 1 unexpected failure."""
+"""``attnkit`` entry point. Exit codes: 0 success, 2 a user's mistake (``AttnkitError``, or a file that
+cannot be opened), 1 a bug (with its traceback), 130 interrupted."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import Any
 
+from ..errors import AttnkitError, UsageError
 from ..log import configure
 from . import (
     cmd_align,
@@ -41,14 +46,25 @@ COMMANDS = {
 }
 
 
-class UsageError(Exception):
-    """Bad input from the user: printed without a traceback, exit code 2."""
+# OS errors about a path the user named: a missing input, a folder where a file was expected, no permission.
+FILE_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError)
+__all__ = ["UsageError", "build_parser", "entry", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line and exit 2 (as argparse does), with the valid choices named."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="attnkit", description="Attention in sequence models, made real.")
+    parser = _Parser(prog="attnkit", description="Attention in sequence models, made real.")
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="warnings and errors only; no progress bars"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of user errors too (for bug reports)"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
@@ -62,9 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure(quiet=args.quiet)
     try:
         return int(args.run(args) or 0)
-    except (ValueError, FileNotFoundError, UsageError, IsADirectoryError, PermissionError) as exc:
-        print(f"attnkit {args.command}: error: {exc}", file=sys.stderr)  # always, even when quiet
-        return 2
+    except AttnkitError as exc:
+        return _user_error(args, str(exc))
+    except FILE_ERRORS as exc:
+        if exc.filename is None:  # not about a path the user gave: a bug
+            raise
+        return _user_error(args, f"{exc.filename}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         print(f"attnkit {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -72,5 +91,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def _user_error(args: argparse.Namespace, message: str) -> int:
+    if args.debug:
+        traceback.print_exc()
+    print(f"attnkit {args.command}: error: {message}", file=sys.stderr)  # always, even when quiet
+    return 2
+
+
 def entry() -> None:
-    sys.exit(main())
+    """The console script: Ctrl-C at any moment, imports included, exits 130 with one line."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("attnkit: interrupted", file=sys.stderr)
+        code = 130
+    with contextlib.suppress(BrokenPipeError):  # a reader that went away (``| head``) is not an error
+        sys.stdout.flush()
+    sys.exit(code)

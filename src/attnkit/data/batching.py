@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ..errors import DataError
 from .arrays import pad_ids
 from .tokenizer import BOS, EOS, PAD
 
@@ -69,7 +70,7 @@ class TokenBatcher:
         max_len: int = 100,
     ) -> None:
         if len(src) != len(tgt):
-            raise ValueError(f"src has {len(src)} sentences but tgt has {len(tgt)}")
+            raise DataError(f"src has {len(src)} sentences but tgt has {len(tgt)}")
         keep = [i for i in range(len(src)) if len(src[i]) < max_len and len(tgt[i]) < max_len]
         self.src, self.tgt, self.index = src, tgt, keep
         self.max_tokens, self.seed, self.pool_batches = max_tokens, seed, pool_batches

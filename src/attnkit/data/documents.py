@@ -22,6 +22,7 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported where batches are made: the text side stays torch-free
     from torch import Tensor
 
+from ..errors import UsageError
 from .parallel import DataError, normalize, open_text
 
 PAD_WORD, UNK_WORD = "<pad>", "<unk>"
@@ -246,7 +247,7 @@ def stratified_folds(labels: Sequence[int | str], k: int = 5, seed: int = 13) ->
     """Indices of ``k`` cross-validation folds with the same class proportions (each class's shuffled
     members dealt round-robin); every index is in exactly one fold; deterministic for a seed."""
     if k < 2 or k > len(labels):
-        raise ValueError(f"k must be in 2..{len(labels)} (the number of documents), got {k}")
+        raise UsageError(f"k must be in 2..{len(labels)} (the number of documents), got {k}")
     rng = random.Random(seed)
     folds: list[list[int]] = [[] for _ in range(k)]
     dealt = 0

@@ -13,13 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, cast
 
+from ..errors import DataError
+
 # French typography puts no-break spaces before ; : ! ? and inside guillemets.
 _SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " "}
 _SPACE_TABLE = str.maketrans(_SPACES)
-
-
-class DataError(ValueError):
-    """Malformed input data; the message names the file and the line."""
 
 
 def normalize(text: str) -> str:

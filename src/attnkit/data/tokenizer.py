@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import sentencepiece as spm
 
+from ..errors import DataError
 from ..vocab import BOS, EOS, PAD, UNK
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ class SubwordTokenizer:
         self.model_proto = model_proto
         self.sp = spm.SentencePieceProcessor(model_proto=model_proto)
         if (self.sp.pad_id(), self.sp.bos_id(), self.sp.eos_id()) != (PAD, BOS, EOS):
-            raise ValueError("sentencepiece model must use pad=1, bos=2, eos=3 (train it with attnkit)")
+            raise DataError("sentencepiece model must use pad=1, bos=2, eos=3 (train it with attnkit)")
 
     @classmethod
     def train(

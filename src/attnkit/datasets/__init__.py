@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UsageError
+
 ROOT = Path(__file__).resolve().parent
 
 PARALLEL = {
@@ -26,17 +28,17 @@ DOCUMENTS = {"reviews": "reviews"}
 def document_split(name: str, split: str) -> Path:
     """Path of a shipped document split (JSONL.gz). Unknown names list the valid ones."""
     if name not in DOCUMENTS:
-        raise ValueError(f"unknown document dataset {name!r}; valid names: {', '.join(sorted(DOCUMENTS))}")
+        raise UsageError(f"unknown document dataset {name!r}; valid names: {', '.join(sorted(DOCUMENTS))}")
     if split not in ("train", "dev", "test"):
-        raise ValueError(f"unknown split {split!r}; valid: dev, test, train")
+        raise UsageError(f"unknown split {split!r}; valid: dev, test, train")
     return ROOT / DOCUMENTS[name] / f"{split}.jsonl.gz"
 
 
 def parallel_split(name: str, split: str) -> tuple[Path, Path]:
     """Paths of a shipped parallel split: ``(src.gz, tgt.gz)``. Unknown names list the valid ones."""
     if name not in PARALLEL:
-        raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(PARALLEL))}")
+        raise UsageError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(PARALLEL))}")
     if split not in ("train", "dev", "test"):
-        raise ValueError(f"unknown split {split!r}; valid: dev, test, train")
+        raise UsageError(f"unknown split {split!r}; valid: dev, test, train")
     folder, src, tgt = PARALLEL[name]
     return ROOT / folder / f"{split}.{src}.gz", ROOT / folder / f"{split}.{tgt}.gz"

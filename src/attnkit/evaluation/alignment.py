@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data.parallel import DataError
 from ..data.words import aggregate_to_words
+from ..errors import UsageError
 from ..names import ALIGNMENT_SCORES as SCORES
 from ..names import SYMMETRIZATIONS as SYMMETRIZE
 
@@ -32,7 +33,7 @@ def align(weights: np.ndarray, method: str = "argmax", threshold: float = 0.3) -
     - threshold: every pair with weight >= ``threshold``, plus each row's argmax.
     """
     if method not in METHODS:
-        raise ValueError(f"unknown alignment method {method!r}; valid: {', '.join(METHODS)}")
+        raise UsageError(f"unknown alignment method {method!r}; valid: {', '.join(METHODS)}")
     if weights.size == 0:
         return set()
     rows = {(int(np.argmax(weights[t])), t) for t in range(weights.shape[0])}
@@ -73,13 +74,22 @@ def aer(predicted: Sequence[Links], sure: Sequence[Links], possible: Sequence[Li
     )
 
 
-def read_naacl(path: str | Path, n_sentences: int) -> tuple[list[Links], list[Links]]:
+def read_naacl(
+    path: str | Path, n_sentences: int, lengths: Sequence[tuple[int, int]] | None = None
+) -> tuple[list[Links], list[Links]]:
     """Read WPT-03 gold links ``SENT SRC TGT [S|P]`` (1-based). Returns (sure, possible) 0-based,
-    with possible = sure | P. A missing type counts as sure."""
-    return parse_naacl(Path(path).read_text(encoding="utf-8"), n_sentences, str(path))
+    with possible = sure | P. A missing type counts as sure. ``lengths``: (source words, target words)
+    per pair, to refuse links outside a sentence."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    return parse_naacl(text, n_sentences, str(path), lengths)
 
 
-def parse_naacl(text: str, n_sentences: int, where: str = "gold") -> tuple[list[Links], list[Links]]:
+def parse_naacl(
+    text: str, n_sentences: int, where: str = "gold", lengths: Sequence[tuple[int, int]] | None = None
+) -> tuple[list[Links], list[Links]]:
     """``read_naacl`` on text already read (an upload); errors name ``where`` and the line."""
     sure: list[Links] = [set() for _ in range(n_sentences)]
     prob: list[Links] = [set() for _ in range(n_sentences)]
@@ -93,9 +103,18 @@ def parse_naacl(text: str, n_sentences: int, where: str = "gold") -> tuple[list[
         kind = fields[3] if len(fields) == 4 else "S"
         if not 1 <= sent <= n_sentences or kind not in ("S", "P"):
             raise DataError(
-                f"{where}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind!r} not S/P"
+                f"{where}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind[:10]!r} not S/P"
             )
+        if lengths is not None:
+            n_src, n_tgt = lengths[sent - 1]
+            if not (1 <= src <= n_src and 1 <= tgt <= n_tgt):
+                raise DataError(
+                    f"{where}:{number}: link {src}-{tgt} is outside sentence {sent} "
+                    f"({n_src} source words, {n_tgt} target words; links are 1-based)"
+                )
         (sure if kind == "S" else prob)[sent - 1].add((src - 1, tgt - 1))
+    if not any(sure) and not any(prob):
+        raise DataError(f"{where}: no links (expected lines 'SENT SRC TGT [S|P]')")
     return sure, [s | p for s, p in zip(sure, prob)]
 
 
@@ -113,10 +132,10 @@ def word_matrices(
     'saliency', torch). Row t is the step that predicts target piece t; with ``shift`` 1, target
     piece t uses row t + 1, the step that reads it as input. Words are whitespace-separated."""
     if scores not in SCORES:
-        raise ValueError(f"unknown alignment scores {scores!r}; valid: {', '.join(SCORES)}")
+        raise UsageError(f"unknown alignment scores {scores!r}; valid: {', '.join(SCORES)}")
     if scores == "saliency":
         if layer is not None or heads or shift:
-            raise ValueError("--layer, --heads and --shift apply to attention scores only")
+            raise UsageError("--layer, --heads and --shift apply to attention scores only")
         from .saliency import saliency_maps
 
         maps = saliency_maps(translator, sources, targets)
@@ -190,7 +209,7 @@ def symmetrize(
     averages the two matrices (as target x source) and applies ``method``; the others combine each
     direction's ``method`` links."""
     if how not in SYMMETRIZE:
-        raise ValueError(f"unknown symmetrization {how!r}; valid: {', '.join(SYMMETRIZE)}")
+        raise UsageError(f"unknown symmetrization {how!r}; valid: {', '.join(SYMMETRIZE)}")
     if how == "mean":
         return align((forward + backward.T) / 2, method, threshold)
     one, other = align(forward, method, threshold), transpose(align(backward, method, threshold))

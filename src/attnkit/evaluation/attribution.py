@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..errors import UsageError
 from ..models.han import HANEnsemble
 from ..names import ATTRIBUTION_METHODS as METHODS
 from .erasure import Units, erase_batch, unit_positions
@@ -127,7 +128,7 @@ def scores(
     """Importance of every word (``units`` 'word': (B, N, W)) or sentence ('sentence': (B, N)) for
     the ``target`` class (B,) of documents ``words`` (B, N, W) ids. Returns (scores, IG gap)."""
     if method not in METHODS:
-        raise ValueError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
+        raise UsageError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
     mask = words != 0
     gap = 0.0
     if method == "leave_one_out":

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import UsageError
 from ..names import ALIGNMENT_SCORES as SCORES
 from .alignment import Links, aer, align, word_matrices
 from .attribution import METHODS, ProbabilityModel, scores
@@ -50,7 +51,7 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
 def check_fractions(fractions: Sequence[float]) -> list[float]:
     bad = [k for k in fractions if not 0.0 <= k <= 1.0]
     if bad or not fractions:
-        raise ValueError(f"fractions k must be in 0..1 (at least one), got {list(fractions)}")
+        raise UsageError(f"fractions k must be in 0..1 (at least one), got {list(fractions)}")
     return sorted(set(float(k) for k in fractions))
 
 
@@ -145,7 +146,7 @@ def han_faithfulness(
     {mean, ci95}}, "integrated_gradients_gap"}."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ValueError(f"unknown attribution method {unknown[0]!r}; valid: {', '.join(METHODS)}")
+        raise UsageError(f"unknown attribution method {unknown[0]!r}; valid: {', '.join(METHODS)}")
     fractions = check_fractions(fractions)
     from .erasure import pad_documents
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DataError
 from .metrics import corpus_scores
 from .speed import peak_rss_mb, timed
 
@@ -34,7 +35,7 @@ def evaluate_translator(
 ) -> dict[str, Any]:
     """Returns the report keys of DESIGN.md plus the settings that produced them."""
     if len(sources) != len(references):
-        raise ValueError(f"{len(sources)} source lines but {len(references)} reference lines")
+        raise DataError(f"{len(sources)} source lines but {len(references)} reference lines")
     results, seconds = timed(lambda: translator.translate(sources, beam=beam, batch_size=batch_size))
     hyps = [r.translation for r in results]
     scores = corpus_scores(hyps, references)

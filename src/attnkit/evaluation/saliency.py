@@ -18,6 +18,7 @@ from torch import Tensor
 
 from ..data.batching import make_batch
 from ..device import model_device, to_device
+from ..errors import UsageError
 
 
 def _token_log_prob(
@@ -38,7 +39,7 @@ def saliency_maps(
 
     model = getattr(translator, "model", None)
     if model is None or not hasattr(model, "forward_embedded"):
-        raise ValueError("saliency needs a torch model: load the translator with --backend torch")
+        raise UsageError("saliency needs a torch model: load the translator with --backend torch")
     model.eval()
     src_ids, tgt_ids = translator.pair_ids(sources, targets)
     explainer = InputXGradient(_token_log_prob)

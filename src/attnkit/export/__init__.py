@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import load_checkpoint
+from ..errors import UsageError
 from ..files import atomic_write_json, sha256
 from ..pretrained import resolve
 from ..runtime.manifest import FORMAT, FORMAT_VERSION, MANIFEST
@@ -43,7 +44,7 @@ def export(
     task = load_checkpoint(path)["config"].get("task", "translation")
     out = Path(out)
     if out.exists() and not (out / MANIFEST).is_file() and any(out.iterdir()):
-        raise ValueError(f"{out}: exists and is not an export folder; choose a new or empty folder")
+        raise UsageError(f"{out}: exists and is not an export folder; choose a new or empty folder")
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

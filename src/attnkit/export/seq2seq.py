@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..errors import UsageError
 from ..models.rnn_seq2seq import RNNSeq2Seq
 from ..models.transformer import TransformerSeq2Seq
 from ..translator import Translator
@@ -131,7 +132,7 @@ def export_seq2seq(path: Path, root: Path, int8: bool) -> tuple[Translator, dict
     elif isinstance(model, TransformerSeq2Seq):
         kind, io, int8_sources = "transformer", _transformer(model, root), {}
     else:
-        raise ValueError(f"{path}: cannot export a {type(model).__name__}")
+        raise UsageError(f"{path}: cannot export a {type(model).__name__}")
     graphs = {"fp32": dict(GRAPHS)}
     for name in GRAPHS.values():
         check(root / name)

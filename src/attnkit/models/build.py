@@ -10,6 +10,7 @@ from torch import nn
 
 from ..checkpoint import Checkpoint, load_checkpoint
 from ..config import ExperimentConfig, ModelConfig, from_dict
+from ..errors import UsageError
 from .registry import MODELS, register_model
 
 
@@ -78,7 +79,7 @@ def load_for_inference(path: str | Path, task: str) -> tuple[Checkpoint, Experim
     ckpt = load_checkpoint(path)
     config = from_dict(ExperimentConfig, ckpt["config"])
     if config.task != task:
-        raise ValueError(f"{path} is a {config.task} model, not a {task} model")
+        raise UsageError(f"{path} is a {config.task} model, not a {task} model")
     return ckpt, config
 
 
@@ -103,7 +104,7 @@ def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
     path = resolve(config.training.init_from, kind)
     ckpt, source = load_for_inference(path, config.task)
     if ckpt.get("ensemble"):
-        raise ValueError(f"training.init_from: {path} is an ensemble; start from one of its members")
+        raise UsageError(f"training.init_from: {path} is an ensemble; start from one of its members")
     section = config.model.name
     mine = {"name": section, **dataclasses.asdict(getattr(config.model, section))}
     theirs = {"name": source.model.name, **dataclasses.asdict(getattr(source.model, section))}
@@ -113,7 +114,7 @@ def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
         if k not in _NOT_ARCHITECTURE and mine[k] != theirs[k]
     ]
     if differ:
-        raise ValueError(f"training.init_from: {path} has another architecture ({'; '.join(differ)})")
+        raise UsageError(f"training.init_from: {path} has another architecture ({'; '.join(differ)})")
     return ckpt
 
 

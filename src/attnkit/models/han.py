@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from ..attention import AttentionPooling
 from ..attention.core import check_rank
+from ..errors import ConfigError
 from .bigru import BiGRU
 
 
@@ -47,7 +48,7 @@ class HAN(nn.Module):
     ) -> None:
         super().__init__()
         if not 0.0 <= word_dropout < 1.0:
-            raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
+            raise ConfigError(f"word_dropout must be in [0, 1), got {word_dropout}")
         self.word_dropout = word_dropout
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=0)
         self.word_encoder = BiGRU(embed_size, word_hidden)

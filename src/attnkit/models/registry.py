@@ -15,6 +15,8 @@ from typing import Any
 
 from torch import nn
 
+from ..errors import UsageError
+
 Builder = Callable[..., nn.Module]
 TASKS = ("classification", "translation")
 
@@ -48,7 +50,7 @@ class ModelRegistry:
         try:
             return self._specs[name]
         except KeyError:
-            raise ValueError(f"unknown model {name!r}; valid names: {', '.join(self.names())}") from None
+            raise UsageError(f"unknown model {name!r}; valid names: {', '.join(self.names())}") from None
 
     def names(self, task: str | None = None) -> list[str]:
         return sorted(n for n, s in self._specs.items() if task is None or s.task == task)

@@ -21,6 +21,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..attention import SCORERS, Attention
+from ..errors import ConfigError
 from .output import TiedOutput
 from .outputs import Seq2SeqOutput
 
@@ -110,7 +111,7 @@ class RNNSeq2Seq(nn.Module):
     ) -> None:
         super().__init__()
         if rnn_type not in ("gru", "lstm"):
-            raise ValueError(f"unknown rnn_type {rnn_type!r}; valid: gru, lstm")
+            raise ConfigError(f"unknown rnn_type {rnn_type!r}; valid: gru, lstm")
         self.rnn_type, self.num_layers, self.input_feeding = rnn_type, num_layers, input_feeding
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=1)
         # A separate source vocabulary gets its own table; ``embedding`` is then the target side's.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import NotFoundError, UsageError
+
 ROOT = Path(__file__).resolve().parent
 DEFAULTS = {"translator": "enfr-rnn", "classifier": "reviews-han"}
 
@@ -31,8 +33,8 @@ def resolve(path_or_name: str | Path | None, kind: str = "translator") -> Path:
     if path.is_file():
         return path
     if (path / "manifest.json").is_file():
-        raise ValueError(f"{path} is an ONNX export: it runs with --backend onnx (or auto), not on torch")
+        raise UsageError(f"{path} is an ONNX export: it runs with --backend onnx (or auto), not on torch")
     if path.is_dir() and (path / "best.pt").exists():
         return path / "best.pt"
     valid = ", ".join(models) or "none shipped"
-    raise FileNotFoundError(f"no model {name!r}: not a checkpoint file and not a shipped model ({valid})")
+    raise NotFoundError(f"no model {name!r}: not a checkpoint file and not a shipped model ({valid})")

@@ -11,16 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ExportError
 from ..files import sha256
 
 FORMAT = "attnkit-export"
 FORMAT_VERSION = 1
 KINDS = {"rnn": "translation", "transformer": "translation", "han": "classification"}
 MANIFEST = "manifest.json"
-
-
-class ExportError(ValueError):
-    """A folder that is not a valid attnkit export; the message names the file and the problem."""
 
 
 @dataclass

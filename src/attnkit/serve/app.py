@@ -1,15 +1,16 @@
 """The explorer's ASGI app (Starlette): the JSON API and the pages, over the models it was started with.
 
-Every user error is a 4xx ``{"error": "..."}`` naming the field; a body over ``MAX_BODY`` bytes is a 413.
-Requests choose models by name among those loaded; no request names a file. The pages are the
-package's own front-end (``visualization/explorer``), served from fixed routes.
+Every user error is a 4xx ``{"error": "..."}`` naming the field (``serve.limits``); a request from another
+host or page, or with a body that is not JSON, is refused at the door (``serve.guard``). Anything else is a
+bug: logged with an id, answered 500 with that id. Requests choose models by name among those loaded; no
+request names a file. The pages are the package's own front-end (``visualization/explorer``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,73 +22,35 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..errors import AttnkitError, shorten
 from ..names import ALIGNMENT_METHODS
 from ..results import explorer_rows, prior_json
 from ..visualization.explorer import asset, page
 from .batching import MicroBatcher
+from .guard import Guard, allowed_hosts
+from .limits import Limits, RequestError, boolean, check_translate_cost, integer, number, read_body, strings
+from .limits import sentences as sentence_list
 from .models import ModelSet, alignment_report, reprior
 
-MAX_BODY = 256 * 1024
-MAX_ITEMS = 64
-MAX_BEAM = 10
 # Sentences (or documents) per model call. Beam search gets less efficient per sentence in big batches
 # (padding, the longest sentence sets the steps): on 2 cores enfr-rnn ran 286 sentences/s in batches of 4,
 # 222 in 16 and 200-245 in 64, and at 64 clients batches of 64 halved the served requests/s.
 MAX_BATCH = 8
+LIMITS = Limits()
+MAX_BODY = LIMITS.max_body_bytes
 log = logging.getLogger("attnkit.serve")
 
 
-class RequestError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-async def read_json(request: Request) -> dict[str, Any]:
+async def read_json(request: Request, limits: Limits = LIMITS) -> dict[str, Any]:
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY:
-        raise RequestError(413, f"body of {declared} bytes is over the limit of {MAX_BODY}")
+    if declared.isdigit() and int(declared) > limits.max_body_bytes:
+        raise RequestError(413, f"body of {declared} bytes is over the limit of {limits.max_body_bytes}")
     body = b""
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_BODY:
-            raise RequestError(413, f"body is over the limit of {MAX_BODY} bytes")
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise RequestError(400, f"body is not valid JSON ({e.__class__.__name__}: {e})") from None
-    if not isinstance(data, dict):
-        raise RequestError(400, "body must be a JSON object")
-    return data
-
-
-def strings(data: dict[str, Any], name: str) -> list[str]:
-    value = data.get(name)
-    if value is None:
-        raise RequestError(400, f"field {name!r} is missing: give a list of strings")
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise RequestError(400, f"field {name!r} must be a list of strings")
-    if not value:
-        raise RequestError(400, f"field {name!r} is empty")
-    if len(value) > MAX_ITEMS:
-        raise RequestError(400, f"field {name!r} has {len(value)} items; at most {MAX_ITEMS} per request")
-    return value
-
-
-def integer(data: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = data.get(name, default)
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise RequestError(400, f"field {name!r} must be an integer in {low}..{high}, got {value!r}")
-    return value
-
-
-def number(data: dict[str, Any], name: str, low: float, high: float) -> float | None:
-    value = data.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
-        raise RequestError(400, f"field {name!r} must be a number in {low}..{high}, got {value!r}")
-    return float(value)
+        if len(body) > limits.max_body_bytes:
+            raise RequestError(413, f"body is over the limit of {limits.max_body_bytes} bytes")
+    return read_body(body, limits)
 
 
 Handler = Callable[[Request], Awaitable[dict[str, Any]]]
@@ -96,16 +59,19 @@ Handler = Callable[[Request], Awaitable[dict[str, Any]]]
 def json_endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         try:
-            return JSONResponse(await handler(request))
+            answer = await handler(request)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=e.status)
-        except LookupError as e:
-            return JSONResponse({"error": str(e).strip("'\"")}, status_code=400)
-        except ValueError as e:  # bad input found deeper down (data parsing, model limits)
-            return JSONResponse({"error": str(e)}, status_code=400)
-        except Exception:  # a bug, not the user's input: logged, answered without a traceback
-            log.exception("internal error in %s", request.url.path)
-            return JSONResponse({"error": "internal error (see the server log)"}, status_code=500)
+        except AttnkitError as e:  # the user's input, found deeper down (data, model limits, names)
+            return JSONResponse({"error": str(e).strip("'\"")}, status_code=422)
+        except Exception:  # a bug, not the user's input: logged with an id, answered without a traceback
+            error_id = uuid.uuid4().hex[:12]
+            log.exception("internal error %s in %s", error_id, request.url.path)
+            return JSONResponse(
+                {"error": f"internal error {error_id} (see the server log)", "id": error_id}, status_code=500
+            )
+        # large answers are rendered off the event loop, so other clients' requests keep moving
+        return await asyncio.get_running_loop().run_in_executor(None, JSONResponse, answer)
 
     return endpoint
 
@@ -114,9 +80,14 @@ class Explorer:
     """The app's state: models, their micro-batchers and the one model thread."""
 
     def __init__(
-        self, models: ModelSet, batching: bool = True, max_wait: float = 0.0, max_batch: int = MAX_BATCH
+        self,
+        models: ModelSet,
+        batching: bool = True,
+        max_wait: float = 0.0,
+        max_batch: int = MAX_BATCH,
+        limits: Limits = LIMITS,
     ) -> None:
-        self.models = models
+        self.models, self.limits = models, limits
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnkit-model")
         self.translate_batcher = MicroBatcher(self._translate, self.executor, batching, max_batch, max_wait)
         self.classify_batcher = MicroBatcher(self._classify, self.executor, batching, max_batch, max_wait)
@@ -130,20 +101,20 @@ class Explorer:
         return list(self.models.classifiers[key].model.classify(documents))
 
     async def translate(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request)
-        sentences = strings(data, "sentences")
-        beam = integer(data, "beam", 5, 1, MAX_BEAM)
+        data = await read_json(request, self.limits)
+        sentences = sentence_list(data, "sentences", self.limits)
+        beam = integer(data, "beam", 5, 1, self.limits.max_beam)
         n_best = integer(data, "n_best", 1, 1, beam)
-        layers = data.get("layers", False)
-        if not isinstance(layers, bool):
-            raise RequestError(400, "field 'layers' must be true or false")
+        layers = boolean(data, "layers")
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
+        maps = model.model.attention_layers * model.model.attention_heads if layers else 0
+        check_translate_cost(sentences, beam, maps, self.limits)
         results = await self.translate_batcher.submit(sentences, (model.name, beam, n_best, layers))
         return {"model": model.name, "results": results}
 
     async def classify(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request)
-        documents = strings(data, "documents")
+        data = await read_json(request, self.limits)
+        documents = strings(data, "documents", self.limits, self.limits.max_document_chars)
         empty = [i for i, d in enumerate(documents) if not d.strip()]
         if empty:
             raise RequestError(400, f"field 'documents': item {empty[0]} is empty")
@@ -157,8 +128,9 @@ class Explorer:
         return {"model": model.name, "results": results, "prior": prior}
 
     async def align(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request)
-        sources, targets = strings(data, "sources"), strings(data, "targets")
+        data = await read_json(request, self.limits)
+        sources = sentence_list(data, "sources", self.limits)
+        targets = sentence_list(data, "targets", self.limits)
         if len(sources) != len(targets):
             raise RequestError(
                 400, f"fields 'sources' and 'targets' differ in length: {len(sources)} vs {len(targets)}"
@@ -166,11 +138,13 @@ class Explorer:
         method = data.get("method", "intersect")
         if method not in ALIGNMENT_METHODS:
             raise RequestError(
-                400, f"field 'method': {method!r} is not one of {', '.join(ALIGNMENT_METHODS)}"
+                400, f"field 'method': {shorten(method, 40)} is not one of {', '.join(ALIGNMENT_METHODS)}"
             )
         gold = data.get("gold")
         if gold is not None and not isinstance(gold, str):
             raise RequestError(400, "field 'gold' must be a string of NAACL lines 'SENT SRC TGT [S|P]'")
+        if gold is not None:
+            gold = strings({"gold": [gold]}, "gold", self.limits, self.limits.max_body_bytes)[0]
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
         loop = asyncio.get_running_loop()
         report = await loop.run_in_executor(
@@ -179,7 +153,7 @@ class Explorer:
         return {"model": model.name, **report}
 
     async def models_info(self, request: Request) -> dict[str, Any]:
-        return self.models.describe()
+        return {**self.models.describe(), "limits": self.limits.to_json()}
 
     async def health(self, request: Request) -> dict[str, Any]:
         stats = {
@@ -195,9 +169,12 @@ def create_app(
     cors: list[str] | None = None,
     max_wait: float = 0.0,
     max_batch: int = MAX_BATCH,
+    hosts: list[str] | None = None,
+    limits: Limits = LIMITS,
 ) -> Starlette:
-    """The explorer app over ``models``; ``cors``: origins allowed to call the API (none by default)."""
-    explorer = Explorer(models, batching, max_wait, max_batch)
+    """The explorer app over ``models``; ``cors``: origins allowed to call the API (none by default);
+    ``hosts``: Host header names served besides 127.0.0.1, localhost and ::1."""
+    explorer = Explorer(models, batching, max_wait, max_batch, limits)
 
     async def index(request: Request) -> Response:
         return Response(page(), media_type="text/html; charset=utf-8")
@@ -218,16 +195,19 @@ def create_app(
         Route("/api/models", json_endpoint(explorer.models_info)),
         Route("/api/health", json_endpoint(explorer.health)),
     ]
-    middleware = (
-        [Middleware(CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST"])] if cors else []
-    )
+    middleware = [Middleware(Guard, hosts=allowed_hosts("127.0.0.1", hosts or []), origins=cors or [])]
+    if cors:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST"]))
 
-    async def not_found(request: Request, exc: Exception) -> Response:
+    async def refused(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
+        detail = getattr(exc, "detail", "not found")
         return JSONResponse(
-            {"error": f"{request.method} {request.url.path}: {getattr(exc, 'detail', 'not found')}"}, status
+            {"error": f"{request.method} {shorten(request.url.path, 80)}: {detail}"},
+            status,
+            headers=getattr(exc, "headers", None),  # a 405 says which methods are allowed (Allow)
         )
 
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers={404: not_found, 405: not_found})
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={404: refused, 405: refused})
     app.state.explorer = explorer
     return app

@@ -1,10 +1,13 @@
 """Micro-batching: concurrent requests gathered into one model call, run off the event loop.
 
 A request submits its items (sentences, documents) with a key (the model and settings they must share).
-While the model thread is busy, requests queue; when it is free, the oldest request and every queued one
-with the same key (up to ``max_items`` items) run as one call, and each request gets its own slice of
-the results. So a lone request never waits for company, and under load batches grow by themselves
-(continuous batching); ``max_wait`` adds an optional wait for more requests before a call. The models'
+While the model thread is busy, requests queue; when it is free, the next request in turn and the
+queued ones with the same key (up to ``max_items`` items) run as one call, and each request gets its own
+slice of the results. A request larger than ``max_items`` is served in chunks, round-robin with the others:
+a heavy request never makes a light one wait for more than one chunk per request ahead of it. When a call
+shared by several requests fails, each request is run again alone, so one bad request fails alone.
+A lone request never waits for company, and under load batches grow by themselves (continuous
+batching); ``max_wait`` adds an optional wait for more requests before a call. The models'
 results do not depend on their batch (a test keeps it so): a batched answer equals the one-by-one answer.
 With ``enabled`` False every request runs alone on the same thread: the baseline the load benchmark
 compares against.
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Run = Callable[[list[Any], Hashable], list[Any]]
@@ -26,6 +29,8 @@ class _Request:
     key: Hashable
     items: list[Any]
     future: asyncio.Future[list[Any]]
+    taken: int = 0  # items handed to model calls so far
+    results: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +84,9 @@ class MicroBatcher:
             await self._wake.wait()
             self._wake.clear()
             while self.pending:
+                self.pending = [r for r in self.pending if not r.future.done()]  # clients gone
+                if not self.pending:
+                    break
                 if self.max_wait > 0:
                     deadline = loop.time() + self.max_wait
                     while self._count(self.pending[0].key) < self.max_items and loop.time() < deadline:
@@ -86,33 +94,49 @@ class MicroBatcher:
                 await self._run(self._take())
 
     def _count(self, key: Hashable) -> int:
-        return sum(len(r.items) for r in self.pending if r.key == key)
+        return sum(len(r.items) - r.taken for r in self.pending if r.key == key)
 
-    def _take(self) -> list[_Request]:
-        """The oldest request and the next ones with its key, up to ``max_items`` items in all."""
-        key, total = self.pending[0].key, 0
-        batch: list[_Request] = []
+    def _take(self) -> list[tuple[_Request, int, int]]:
+        """The next chunk: items of the request at the head and of later requests with its key, up to
+        ``max_items`` in all, as (request, start, end). Requests with items left go to the back."""
+        key, room = self.pending[0].key, self.max_items
+        chunk: list[tuple[_Request, int, int]] = []
         for request in list(self.pending):
-            if request.key == key and (not batch or total + len(request.items) <= self.max_items):
-                batch.append(request)
-                total += len(request.items)
-                self.pending.remove(request)
-        return batch
+            if request.key != key or room == 0:
+                continue
+            start = request.taken
+            end = min(len(request.items), start + room)
+            chunk.append((request, start, end))
+            request.taken, room = end, room - (end - start)
+            self.pending.remove(request)
+            if end < len(request.items):
+                self.pending.append(request)  # its next chunk waits its turn
+        return chunk
 
-    async def _run(self, batch: list[_Request]) -> None:
-        items = [item for request in batch for item in request.items]
+    async def _call(self, items: list[Any], key: Hashable) -> list[Any]:
         self.stats.add(len(items))
+        return await asyncio.get_running_loop().run_in_executor(self.executor, self.run, items, key)
+
+    async def _run(self, chunk: list[tuple[_Request, int, int]]) -> None:
+        items = [item for request, start, end in chunk for item in request.items[start:end]]
         try:
-            results = await asyncio.get_running_loop().run_in_executor(
-                self.executor, self.run, items, batch[0].key
-            )
-        except Exception as e:  # the requests share the failure; the loop keeps serving
-            for request in batch:
-                if not request.future.done():
-                    request.future.set_exception(e)
+            results = await self._call(items, chunk[0][0].key)
+        except Exception as e:
+            if len(chunk) == 1:
+                self._fail(chunk[0][0], e)
+                return
+            for part in chunk:  # shared by several requests: find the one that fails, alone
+                await self._run([part])
             return
-        start = 0
-        for request in batch:
-            if not request.future.done():
-                request.future.set_result(results[start : start + len(request.items)])
-            start += len(request.items)
+        offset = 0
+        for request, start, end in chunk:
+            request.results.extend(results[offset : offset + end - start])
+            offset += end - start
+            if end == len(request.items) and not request.future.done():
+                request.future.set_result(request.results)
+
+    def _fail(self, request: _Request, error: Exception) -> None:
+        if request in self.pending:
+            self.pending.remove(request)
+        if not request.future.done():
+            request.future.set_exception(error)

@@ -8,6 +8,8 @@ from typing import Any
 
 from ..api import load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
+from ..data.parallel import normalize
+from ..errors import DataError, UnknownNameError, shorten
 from ..evaluation.alignment import Links, aer, attention_links, parse_naacl
 from ..results import Classification
 
@@ -56,11 +58,13 @@ class ModelSet:
     @staticmethod
     def pick(models: dict[str, Loaded], name: Any, kind: str) -> Loaded:
         if not models:
-            raise LookupError(f"this server was started without a {kind} (attnkit serve --{kind} NAME)")
+            raise UnknownNameError(f"this server was started without a {kind} (attnkit serve --{kind} NAME)")
         if name is None:
             return next(iter(models.values()))
         if not isinstance(name, str) or name not in models:
-            raise LookupError(f"field 'model': unknown {kind} {name!r}; valid: {', '.join(models)}")
+            raise UnknownNameError(
+                f"field 'model': unknown {kind} {shorten(name, 40)}; valid: {', '.join(models)}"
+            )
         return models[name]
 
     def describe(self) -> dict[str, Any]:
@@ -85,8 +89,9 @@ class ModelSet:
             }
             for i, c in enumerate(self.classifiers.values())
         ]
-        limits = {"max_sentences": MAX_SENTENCES, "max_words": MAX_WORDS}
-        return {"translators": translators, "classifiers": classifiers, "limits": limits}
+        # what a classifier reads of a document: longer ones are cut, and each answer counts the words unread
+        reads = {"max_sentences": MAX_SENTENCES, "max_words_per_sentence": MAX_WORDS}
+        return {"translators": translators, "classifiers": classifiers, "classifier_reads": reads}
 
 
 def reprior(result: Classification, weights: list[float], tau_from: float, tau_to: float) -> Classification:
@@ -111,12 +116,21 @@ def reprior(result: Classification, weights: list[float], tau_from: float, tau_t
 def alignment_report(
     translator: Any, sources: list[str], targets: list[str], method: str, gold: str | None
 ) -> dict[str, Any]:
-    """Links per pair, coloured against gold links (NAACL text, 1-based) when given, with AER."""
-    links = attention_links(translator, sources, targets, method)
+    """Links per pair, coloured against gold links (NAACL text, 1-based) when given, with AER.
+    A pair longer than the model reads is refused (DataError), never aligned on a cut source."""
     sure: list[Links] | None = None
     possible: list[Links] = []
     if gold:
-        sure, possible = parse_naacl(gold, len(sources), "field 'gold'")
+        lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
+        sure, possible = parse_naacl(gold, len(sources), "field 'gold'", lengths)
+    for i, source in enumerate(sources):
+        n = len(translator.tokenizer.encode(normalize(source)))
+        if n > translator.max_source_tokens:
+            raise DataError(
+                f"field 'sources': item {i} is {n} subwords; the model reads at most "
+                f"{translator.max_source_tokens}, so it cannot be aligned whole"
+            )
+    links = attention_links(translator, sources, targets, method)
     results = []
     for i, (src, tgt, found) in enumerate(zip(sources, targets, links)):
         row: dict[str, Any] = {"source_words": src.split(), "target_words": tgt.split()}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..checkpoint import latest_checkpoint
 from ..config import ExperimentConfig, from_dict, to_dict
+from ..errors import UsageError
 from ..models.build import load_for_inference
 from ..pretrained import resolve
 from .run import train
@@ -35,7 +36,7 @@ def adaptation_config(
     ``out_dir``; validation (loss only) on ``dev_files`` (default: the training pair) at the end, and a
     checkpoint every ``checkpoint_every`` steps when > 0 (all of them kept)."""
     if steps < 1:
-        raise ValueError(f"--adapt: the number of fine-tuning steps must be >= 1, got {steps}")
+        raise UsageError(f"--adapt: the number of fine-tuning steps must be >= 1, got {steps}")
     path = resolve(model, "translator")
     _, recipe = load_for_inference(path, "translation")
     config = from_dict(ExperimentConfig, to_dict(recipe))
@@ -64,7 +65,7 @@ def adapt_translator(
     pairs (sources[i], targets[i]) for ``steps`` updates, with its own recipe at a constant ``lr``,
     and return the checkpoint written to ``out_dir`` (trained on ``device``). Training logs go to stderr."""
     if len(sources) != len(targets) or not sources:
-        raise ValueError(f"--adapt needs aligned sentence pairs, got {len(sources)} and {len(targets)} lines")
+        raise UsageError(f"--adapt needs aligned sentence pairs, got {len(sources)} and {len(targets)} lines")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = [out / "bitext.src", out / "bitext.tgt"]

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from ..checkpoint import Checkpoint, load_checkpoint, save_payload
+from ..errors import UsageError
 
 # What an averaged checkpoint keeps besides weights: enough to translate or classify, not to resume.
 KEEP = (
@@ -37,13 +38,13 @@ MUST_MATCH = ("tokenizer", "target_tokenizer", "target_ids", "vocabulary", "labe
 
 def _check_compatible(first: Checkpoint, other: Checkpoint, path: Path, first_path: Path) -> None:
     if other["config"]["model"] != first["config"]["model"]:
-        raise ValueError(f"{path}: model config differs from {first_path}'s; average checkpoints of one run")
+        raise UsageError(f"{path}: model config differs from {first_path}'s; average checkpoints of one run")
     for key in MUST_MATCH:
         if other.get(key) != first.get(key):
-            raise ValueError(f"{path}: {key} differs from {first_path}'s; average checkpoints of one run")
+            raise UsageError(f"{path}: {key} differs from {first_path}'s; average checkpoints of one run")
     a, b = first["model"], other["model"]
     if a.keys() != b.keys() or any(a[k].shape != b[k].shape for k in a):
-        raise ValueError(f"{path}: weight names or shapes differ from {first_path}'s")
+        raise UsageError(f"{path}: weight names or shapes differ from {first_path}'s")
 
 
 def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[st
     which must be equal in all. The result has no optimizer state: it is for inference, not ``--resume``.
     """
     if len(paths) < 2:
-        raise ValueError(f"need at least 2 checkpoints to average, got {len(paths)}")
+        raise UsageError(f"need at least 2 checkpoints to average, got {len(paths)}")
     files = [Path(p) for p in paths]
     first = load_checkpoint(files[0])
     sums = {k: v.double() for k, v in first["model"].items() if v.is_floating_point()}
@@ -83,16 +84,16 @@ def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[s
     are the first member's; ``ensemble_of`` names every member.
     """
     if len(paths) < 2:
-        raise ValueError(f"need at least 2 checkpoints for an ensemble, got {len(paths)}")
+        raise UsageError(f"need at least 2 checkpoints for an ensemble, got {len(paths)}")
     files = [Path(p) for p in paths]
     members = [load_checkpoint(p) for p in files]
     first = members[0]
     for path, ckpt in zip(files, members):
         if ckpt["config"]["task"] != "classification" or ckpt.get("ensemble"):
-            raise ValueError(f"{path}: ensembles combine single classifiers (HAN checkpoints)")
+            raise UsageError(f"{path}: ensembles combine single classifiers (HAN checkpoints)")
         for key in ("vocabulary", "labels"):
             if ckpt.get(key) != first.get(key):
-                raise ValueError(f"{path}: {key} differs from {files[0]}'s; members must share it")
+                raise UsageError(f"{path}: {key} differs from {files[0]}'s; members must share it")
     combined = {k: first[k] for k in KEEP if k in first}
     combined.update(
         model={f"members.{i}.{k}": v for i, ckpt in enumerate(members) for k, v in ckpt["model"].items()},

@@ -18,6 +18,7 @@ from ..config import ExperimentConfig
 from ..data.documents import Document, DocumentBatch, Vocabulary, make_document_batch, read_documents
 from ..datasets import document_split
 from ..device import model_device, to_device
+from ..errors import ConfigError
 from ..evaluation.classification import classification_report
 from .word2vec import train_word2vec
 from .wordllama import wordllama_vectors
@@ -152,7 +153,7 @@ class ClassificationTask:
             return
         with torch.no_grad():
             if vectors.shape != embedding.weight.shape:
-                raise ValueError(
+                raise ConfigError(
                     f"word2vec vectors are {tuple(vectors.shape)}, the embedding (V, E) is "
                     f"{tuple(embedding.weight.shape)}"
                 )
@@ -180,10 +181,10 @@ class ClassificationTask:
 
     def _load_vectors(self, path: Path) -> Tensor:
         if not path.is_file():
-            raise ValueError(f"model.han.word2vec_vectors: {path} does not exist (a run's word2vec.pt)")
+            raise ConfigError(f"model.han.word2vec_vectors: {path} does not exist (a run's word2vec.pt)")
         saved = torch.load(path, map_location="cpu", weights_only=True)
         if saved.get("words") != self.vocab.words:
-            raise ValueError(
+            raise ConfigError(
                 f"model.han.word2vec_vectors: {path} was trained for another vocabulary "
                 f"({len(saved.get('words') or [])} words, this data has {len(self.vocab)})"
             )

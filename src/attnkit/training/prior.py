@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from ..checkpoint import Checkpoint
+from ..errors import UsageError
 from ..results import check_tau
 
 __all__ = ["check_tau", "geometric_mean", "prior_bias", "stored_class_weights"]
@@ -53,7 +54,7 @@ def prior_bias(ckpt: Checkpoint, tau: float | None = None) -> Tensor | None:
         return None
     weights = stored_class_weights(ckpt)
     if weights is None:
-        raise ValueError(
+        raise UsageError(
             "this classifier does not keep its training class weights and its training data is not "
             "readable here: prior correction needs one of the two (use --prior-correction 0)"
         )

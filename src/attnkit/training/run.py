@@ -16,6 +16,7 @@ import torch
 
 from ..checkpoint import Checkpoint, latest_checkpoint, load_checkpoint
 from ..config import ExperimentConfig
+from ..errors import UsageError
 from ..models.build import build_model, init_checkpoint, restore
 from . import distributed as dist
 from .trainer import Trainer
@@ -52,7 +53,7 @@ def train(config: ExperimentConfig, resume: bool = False, started: float | None 
     out_dir = config.training.out_dir
     previous = latest_checkpoint(Path(out_dir)) if resume else None
     if resume and previous is None:
-        raise ValueError(f"--resume: no checkpoint in {out_dir}")
+        raise UsageError(f"--resume: no checkpoint in {out_dir}")
     initial = init_checkpoint(config) if previous is None and config.training.init_from else None
     task = make_task(config, load_checkpoint(previous) if previous else initial)
     model = build_model(

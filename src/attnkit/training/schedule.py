@@ -12,6 +12,8 @@ from typing import Any
 
 from torch.optim import Optimizer
 
+from ..errors import ConfigError
+
 
 def warmup_factor(step: int, warmup: int, decay: bool) -> float:
     """Linear warmup to 1 over ``warmup`` steps, then ``sqrt(warmup / step)`` when ``decay``."""
@@ -43,7 +45,7 @@ class Schedule:
         total: int = 0,
     ):
         if kind == "linear" and total <= 0:
-            raise ValueError("the linear schedule needs the total number of steps (training.max_steps > 0)")
+            raise ConfigError("the linear schedule needs the total number of steps (training.max_steps > 0)")
         self.optimizer, self.kind, self.warmup, self.total = optimizer, kind, warmup, total
         self.factor, self.patience = factor, patience
         self.base = [group["lr"] for group in optimizer.param_groups]

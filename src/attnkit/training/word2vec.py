@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..errors import ConfigError, DataError
+
 
 @dataclass
 class Word2VecStats:
@@ -62,7 +64,7 @@ def train_word2vec(
     Returns the input embeddings (V, dim) (rows of words never seen, and of ids 0 and 1, keep their
     small random init) and what was trained."""
     if epochs < 1 or window < 1 or negatives < 1 or dim < 1:
-        raise ValueError(
+        raise ConfigError(
             f"word2vec needs epochs, window, negatives, dim >= 1; got {epochs}, {window}, {negatives}, {dim}"
         )
     started = time.time()
@@ -72,7 +74,7 @@ def train_word2vec(
     trainable = flat > 1
     flat, which = flat[trainable], which[trainable]
     if flat.numel() < 2:
-        raise ValueError("word2vec needs at least two known words in the training text")
+        raise DataError("word2vec needs at least two known words in the training text")
     counts = torch.bincount(flat, minlength=vocab_size).double()  # (V,)
     freq = counts / counts.sum()
     keep = ((subsample / freq).sqrt() + subsample / freq).clamp(max=1.0).nan_to_num(0.0).float()  # (V,)

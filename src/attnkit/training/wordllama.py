@@ -22,6 +22,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..errors import ConfigError
+
 FULL_DIM = 256
 ROW_NORM = 4.0
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
@@ -37,7 +39,7 @@ def package_files() -> tuple[Path, Path]:
         weights, tokenizer = root / _WEIGHTS, root / _TOKENIZER
         if weights.is_file() and tokenizer.is_file():
             return weights, tokenizer
-    raise ValueError(
+    raise ConfigError(
         "model.han.pretrained_vectors: wordllama needs the wordllama package and its shipped files "
         f"({_WEIGHTS}, {_TOKENIZER}): pip install 'attnkit[vectors]'"
     )
@@ -65,7 +67,7 @@ def wordllama_vectors(words: Sequence[str], dim: int, skip: int = 2) -> Tensor:
     rows are zero. ``dim`` at most 256; below it, the top ``dim`` principal components of the
     vocabulary's vectors. Shapes: words (V,) -> (V, dim)."""
     if not 1 <= dim <= FULL_DIM:
-        raise ValueError(f"model.han.embed_size must be 1..{FULL_DIM} for wordllama vectors, got {dim}")
+        raise ConfigError(f"model.han.embed_size must be 1..{FULL_DIM} for wordllama vectors, got {dim}")
     vectors = token_vectors(words[skip:]).double()  # (V - skip, 256)
     if dim < FULL_DIM:
         centred = vectors - vectors.mean(0)

@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from ..errors import DataError
 from .heatmap import save_figure  # noqa: E402
 
 UNITS = ("word", "sentence")
@@ -26,7 +27,7 @@ def faithfulness_figure(report: dict[str, Any]) -> Figure:
     """The curves of ``report`` (``han_faithfulness``'s JSON); missing keys are a ValueError."""
     missing = [key for key in ("fractions", "methods", *UNITS) if key not in report]
     if missing:
-        raise ValueError(f"not a faithfulness report: missing {', '.join(missing)}")
+        raise DataError(f"not a faithfulness report: missing {', '.join(missing)}")
     ks = [100 * k for k in report["fractions"]]
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
     for row, units in enumerate(UNITS):

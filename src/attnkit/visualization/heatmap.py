@@ -14,6 +14,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from ..data.words import aggregate_to_words, group_words  # noqa: E402
+from ..errors import UsageError
 from ..files import atomic_write_bytes  # noqa: E402
 
 FORMATS = ("pdf", "png", "svg")
@@ -22,7 +23,7 @@ FORMATS = ("pdf", "png", "svg")
 def _check_path(path: str | Path) -> str:
     suffix = Path(path).suffix.lstrip(".").lower()
     if suffix not in FORMATS:
-        raise ValueError(f"cannot write {path}: unknown image format {suffix!r}; valid: {', '.join(FORMATS)}")
+        raise UsageError(f"cannot write {path}: unknown image format {suffix!r}; valid: {', '.join(FORMATS)}")
     return suffix
 
 

@@ -388,7 +388,7 @@ async function start() {
   wireForms();
   try {
     state.models = await api("/api/models");
-    state.limits = state.models.limits;
+    state.limits = state.models.classifier_reads;
     fillModels("translate-model", state.models.translators);
     fillModels("align-model", state.models.translators);
     fillModels("classify-model", state.models.classifiers);
