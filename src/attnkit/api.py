@@ -106,8 +106,9 @@ def load_classifier(
     return Classifier.from_checkpoint(path, int8=int8, prior_correction=prior_correction, device=device)
 
 
-def train(config: Any, resume: bool = False) -> str:
-    """Train an ``ExperimentConfig`` (``attnkit.config.load_config``); see ``attnkit.training.run.train``."""
+def train(config: Any, resume: bool = False, overwrite: bool = False) -> str:
+    """Train an ``ExperimentConfig`` (``attnkit.config.load_config``); see ``attnkit.training.run.train``.
+    An ``out_dir`` that holds a run needs ``resume`` (continue it) or ``overwrite`` (replace it)."""
     from .training.run import train as run_training
 
-    return run_training(config, resume=resume)
+    return run_training(config, resume=resume, overwrite=overwrite)

@@ -317,7 +317,10 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
         if not trust_pickle:
             _read_safely(src)  # raises the message that names --trust-pickle
         warnings.warn(f"{src}: unpickling with arbitrary objects allowed (--trust-pickle)", stacklevel=2)
-        payload = torch.load(src, map_location="cpu", weights_only=False)
+        try:
+            payload = torch.load(src, map_location="cpu", weights_only=False)
+        except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
+            raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {exc})") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
         raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {exc})") from None
     if not isinstance(payload, dict):

@@ -136,6 +136,27 @@ class ExperimentConfig:
 C = TypeVar("C")
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key given twice in one mapping is an error naming its line
+    (plain YAML keeps the last one and silently drops the first section)."""
+
+
+def _mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            line = key_node.start_mark.line + 1
+            raise ConfigError(
+                f"{key_node.start_mark.name}:{line}: key {key!r} given twice (first on line {seen[key]})"
+            )
+        seen[key] = key_node.start_mark.line + 1
+    return dict(loader.construct_mapping(node, deep=deep))
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)  # type: ignore[arg-type]
+
+
 def _check_type(where: str, value: Any, hint: Any) -> Any:
     origin = typing.get_origin(hint)
     if origin is list:
@@ -202,9 +223,13 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         except OSError as exc:
             raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
         try:
-            data = yaml.safe_load(text) or {}
+            data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+        except ConfigError as exc:  # a duplicate key: name the file instead of YAML's "<unicode string>"
+            raise ConfigError(str(exc).replace("<unicode string>", str(path))) from None
+        if data is None:
+            raise ConfigError(f"{path}: the config is empty (see configs/ for complete examples)")
     for assignment in overrides or []:
         apply_override(data, assignment)
     config = from_dict(ExperimentConfig, data)
@@ -251,7 +276,79 @@ def validate(config: ExperimentConfig) -> None:
         raise ConfigError(f"model.han.word_dropout must be in [0, 1) (0 = off), got {han.word_dropout}")
     if han.pretrained_vectors != "none" and (han.word2vec_epochs or han.word2vec_vectors):
         raise ConfigError("set model.han.pretrained_vectors or word2vec_epochs / word2vec_vectors, not both")
-    if config.training.accumulate < 1:
-        raise ConfigError("training.accumulate must be >= 1")
+    _check_ranges(config)
     if config.data.train and len(config.data.train) not in (1, 2):
         raise ConfigError("data.train must be [tsv] or [src, tgt]")
+
+
+# Fields that must be positive (> 0) or non-negative (>= 0); checked where the config is read, so a typo
+# is one line naming the field instead of torch's words from deep inside a model.
+POSITIVE = [
+    "data.vocab_size",
+    "data.max_tokens",
+    "data.max_len",
+    "model.rnn.embed_size",
+    "model.rnn.hidden_size",
+    "model.rnn.num_layers",
+    "model.transformer.d_model",
+    "model.transformer.num_heads",
+    "model.transformer.ff_size",
+    "model.transformer.encoder_layers",
+    "model.transformer.decoder_layers",
+    "model.han.embed_size",
+    "model.han.word_hidden",
+    "model.han.sentence_hidden",
+    "training.threads",
+    "training.accumulate",
+    "training.max_epochs",
+    "training.keep_last",
+    "training.log_every",
+    "data.min_freq",
+]
+NON_NEGATIVE = [
+    "training.lr",  # 0 freezes the weights: a test of init_from uses it
+    "data.train_limit",
+    "training.weight_decay",
+    "training.warmup_steps",
+    "training.max_steps",
+    "training.max_minutes",
+    "training.validate_every",
+    "training.checkpoint_every",
+    "training.dev_limit",
+    "training.patience",
+    "training.clip_grad_norm",
+    "training.plateau_patience",
+]
+FRACTIONS = [
+    "model.rnn.dropout",
+    "model.transformer.dropout",
+    "model.han.dropout",
+    "training.label_smoothing",
+]
+
+
+def _field(config: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        config = getattr(config, part)
+    return config
+
+
+def _check_ranges(config: ExperimentConfig) -> None:
+    for name in POSITIVE:
+        if not _field(config, name) > 0:
+            raise ConfigError(f"{name} must be > 0, got {_field(config, name)!r}")
+    for name in NON_NEGATIVE:
+        if not _field(config, name) >= 0:
+            raise ConfigError(f"{name} must be >= 0 (0 = off), got {_field(config, name)!r}")
+    for name in FRACTIONS:
+        if not 0.0 <= _field(config, name) < 1.0:
+            raise ConfigError(f"{name} must be in [0, 1), got {_field(config, name)!r}")
+    t = config.model.transformer
+    if t.d_model % t.num_heads:
+        raise ConfigError(
+            f"model.transformer.d_model ({t.d_model}) must be a multiple of num_heads ({t.num_heads})"
+        )
+    if not 0.0 < config.training.plateau_factor < 1.0:
+        raise ConfigError(f"training.plateau_factor must be in (0, 1), got {config.training.plateau_factor}")
+    if len(config.training.betas) != 2 or not all(0.0 <= b < 1.0 for b in config.training.betas):
+        raise ConfigError(f"training.betas must be two numbers in [0, 1), got {config.training.betas}")

@@ -35,3 +35,26 @@ def sha256(path: str | Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (the same path, a link to it, or the same inode)."""
+    a, b = Path(a), Path(b)
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def refuse_overwrite(out: str | Path, inputs: dict[str, str | Path | None], flag: str) -> None:
+    """A UsageError when the output path ``out`` (given as ``flag``) is one of the ``inputs``
+    (option name -> path): writing it would destroy what is being read."""
+    from .errors import UsageError
+
+    for name, path in inputs.items():
+        if path is not None and str(path) != "-" and same_file(out, path):
+            raise UsageError(
+                f"{flag} {out} is also {name}: writing it would replace the input; choose another path"
+            )

@@ -1,7 +1,8 @@
 """One logger for attnkit, to stderr, and progress bars that respect ``--quiet`` (torch-free).
 
 ``log`` is the ``logging`` logger "attnkit": library code reports through it (``log.info``) and never
-prints. ``configure(quiet)`` (the CLI calls it once) sends it to stderr as ``[attnkit] message``
+prints; importing attnkit adds only a ``NullHandler``. ``configure(quiet)`` (only the CLI calls it) sends it
+to stderr as ``[attnkit] message``
 through ``tqdm.write``, so messages never tear a progress bar; ``quiet`` keeps warnings and errors
 only and turns progress bars off. ``progress(iterable, ...)`` is tqdm on stderr, off when quiet.
 """
@@ -62,4 +63,6 @@ def progress(
     yield from bar
 
 
-configure()  # a tool's default: INFO to stderr; ``logging.getLogger("attnkit").setLevel(...)`` to change
+# A library configures nothing on import: messages go nowhere until the application (the CLI calls
+# ``configure``) or the user (``logging.basicConfig``) says where.
+log.addHandler(logging.NullHandler())

@@ -139,6 +139,7 @@ class TranslatorBase:
 
         Empty (or whitespace-only) sentences give empty translations without running the model.
         """
+        check_unicode(sentences, "sentence")
         texts = [normalize(s) for s in sentences]
         notes: list[list[str]] = [[] for _ in texts]
         encoded = [self._encode(t, n) if t else [] for t, n in zip(texts, notes)]
@@ -204,6 +205,8 @@ class TranslatorBase:
         """Source and target ids of sentence pairs (forced attention, alignment)."""
         if len(sources) != len(targets):
             raise DataError(f"{len(sources)} sources but {len(targets)} targets")
+        check_unicode(sources, "source")
+        check_unicode(targets, "target")
         src_ids = [self._encode(normalize(s)) for s in sources]
         return src_ids, [self.target_tokenizer.encode(normalize(t)) for t in targets]
 
@@ -283,7 +286,22 @@ def classification(
     )
 
 
+def check_unicode(texts: Sequence[str], what: str = "text") -> None:
+    """A DataError naming the first item that is not a string or holds a lone surrogate (text that
+    cannot be UTF-8, e.g. from decoding bytes with errors="surrogateescape")."""
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise DataError(f"{what} {i + 1} is a {type(text).__name__}, not a string")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise DataError(
+                f"{what} {i + 1} is not valid Unicode (a lone surrogate at character {e.start})"
+            ) from None
+
+
 def check_texts(texts: Sequence[str]) -> None:
+    check_unicode(texts)
     empty = [i for i, t in enumerate(texts) if not t.strip()]
     if empty:
         raise DataError(f"text {empty[0] + 1} is empty: nothing to classify")

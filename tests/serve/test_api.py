@@ -136,7 +136,9 @@ def test_body_limits_and_bad_json(client):
     assert listed.status_code == 400 and "JSON object" in listed.json()["error"]
     deep = client.post("/api/translate", content=b"[" * 50_000 + b"]" * 50_000, headers=JSON)
     assert deep.status_code in (400, 413) and "error" in deep.json()
-    deep = client.post("/api/translate", content=b'{"a":' + b"[" * 60_000 + b"]" * 60_000 + b"}", headers=JSON)
+    deep = client.post(
+        "/api/translate", content=b'{"a":' + b"[" * 60_000 + b"]" * 60_000 + b"}", headers=JSON
+    )
     assert deep.status_code in (400, 413)
     latin = client.post("/api/translate", content=b'{"sentences": ["caf\xe9"]}', headers=JSON)
     assert latin.status_code == 400 and "UTF-8" in latin.json()["error"]

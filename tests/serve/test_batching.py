@@ -66,7 +66,9 @@ def test_results_keep_request_order(enabled):
     async def scenario():
         batcher = _batcher(calls, max_items=3)
         batcher.enabled = enabled
-        return await asyncio.gather(*(batcher.submit([f"r{r}i{i}" for i in range(r + 1)], "k") for r in range(5)))
+        return await asyncio.gather(
+            *(batcher.submit([f"r{r}i{i}" for i in range(r + 1)], "k") for r in range(5))
+        )
 
     answers = asyncio.run(scenario())
     assert answers == [[f"R{r}I{i}" for i in range(r + 1)] for r in range(5)]

@@ -16,7 +16,10 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..files import refuse_overwrite
     from ..training.average import average_checkpoints
+
+    refuse_overwrite(args.out, {f"input {i + 1}": c for i, c in enumerate(args.checkpoints)}, "--out")
 
     averaged = average_checkpoints(args.checkpoints, args.out)
     log.info(f"averaged {len(averaged['averaged_from'])} checkpoints into {args.out}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from ..errors import UsageError
@@ -59,8 +58,9 @@ def run_classify(args: argparse.Namespace) -> int:
     from ..files import atomic_write_text
     from ..results import prior_json
     from ..visualization.explorer import static_page
+    from .inputs import stdin_lines
 
-    texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    texts = list(args.text) if args.text else stdin_lines(skip_blank=True)
     if not texts:
         raise UsageError("no input: give documents as arguments or on stdin")
     classifier = _load(args)
@@ -91,6 +91,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     docs, _ = read_documents(
         args.data, args.text_field, args.label_field, args.title_field, classifier.labels
     )
+    if not docs:
+        raise UsageError(f"{args.data} has no documents to evaluate")
     preds = [classifier.labels.index(r.label) for r in classifier.classify_documents(docs)]
     report = classification_report([d.label for d in docs], preds, len(classifier.labels))
     report["labels"], report["model"], report["data"] = classifier.labels, classifier.path, args.data

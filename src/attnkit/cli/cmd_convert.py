@@ -22,6 +22,9 @@ def add_parser(sub: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..checkpoint import convert_legacy
+    from ..files import refuse_overwrite
+
+    refuse_overwrite(args.new, {"OLD": args.old}, "NEW")
 
     payload = convert_legacy(args.old, args.new, trust_pickle=args.trust_pickle)
     log.info(f"converted {args.old} ({payload['config']['task']}) -> {args.new}")

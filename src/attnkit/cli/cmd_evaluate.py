@@ -33,9 +33,18 @@ def run(args: argparse.Namespace) -> int:
     from ..data.parallel import read_lines
     from ..evaluation.report import evaluate_translator
     from ..evaluation.speed import timed
-    from ..files import atomic_write_text
+    from ..files import atomic_write_text, refuse_overwrite
 
+    for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size)):
+        if value < 1:
+            raise UsageError(f"{flag} must be >= 1, got {value}")
+    if args.output:
+        refuse_overwrite(
+            args.output, {"--src": args.src, "--ref": args.ref, "--model": args.model}, "--output"
+        )
     sources, references = read_lines(args.src), read_lines(args.ref)
+    if not sources:
+        raise UsageError(f"{args.src} has no sentences to evaluate")
     if len(sources) != len(references):
         raise UsageError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
     translator, load_seconds = timed(

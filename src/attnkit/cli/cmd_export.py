@@ -26,7 +26,13 @@ def add_parser(sub: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..errors import UsageError
     from ..export import export
+
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a file; give a folder (new, empty, or an earlier export)")
 
     manifest = export(
         args.model,

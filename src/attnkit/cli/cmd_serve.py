@@ -105,7 +105,9 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"attnkit explorer on http://{shown}:{port}/ ({names}); Ctrl-C stops it", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it stopped on: the way to stop
+    with contextlib.suppress(
+        KeyboardInterrupt
+    ):  # uvicorn re-raises the Ctrl-C it stopped on: the way to stop
         server.run(sockets=[sock])
     log.info("attnkit explorer stopped")
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from ..errors import UsageError
@@ -43,10 +42,18 @@ def add_parser(sub: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..api import load_translator
+    from ..files import refuse_overwrite
+    from .inputs import stdin_lines
 
-    if args.beam < 1 or args.batch_size < 1:
-        raise UsageError("--beam and --batch-size must be >= 1")
-    lines = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin]
+    for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size), ("--n-best", args.n_best)):
+        if value < 1:
+            raise UsageError(f"{flag} must be >= 1, got {value}")
+    if args.n_best > args.beam:
+        raise UsageError(f"--n-best {args.n_best} needs --beam >= {args.n_best} (got --beam {args.beam})")
+    for flag in ("plot", "html"):
+        if getattr(args, flag):
+            refuse_overwrite(getattr(args, flag), {"--model": args.model}, f"--{flag}")
+    lines = list(args.text) if args.text else stdin_lines()
     if not lines:
         raise UsageError("no input: give sentences as arguments or on stdin")
     translator = load_translator(args.model, int8=args.int8, device=args.device, backend=args.backend)

@@ -20,6 +20,7 @@ from ..datasets import document_split
 from ..device import model_device, to_device
 from ..errors import ConfigError
 from ..evaluation.classification import classification_report
+from ..log import log
 from .word2vec import train_word2vec
 from .wordllama import wordllama_vectors
 
@@ -69,10 +70,9 @@ class ClassificationTask:
         self.weights = class_weights(
             [d.label for d in self.train_docs], self.num_classes, config.model.han.class_weighting
         )
-        print(
-            f"[attnkit] data: {len(self.train_docs)} training and {len(self.dev_docs)} dev documents, "
-            f"{len(self.vocab)} words, classes {self.labels}",
-            flush=True,
+        log.info(
+            f"data: {len(self.train_docs)} training and {len(self.dev_docs)} dev documents, "
+            f"{len(self.vocab)} words, classes {self.labels}"
         )
 
     @property

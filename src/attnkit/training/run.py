@@ -17,13 +17,14 @@ import torch
 from ..checkpoint import Checkpoint, latest_checkpoint, load_checkpoint
 from ..config import ExperimentConfig
 from ..errors import UsageError
+from ..log import log
 from ..models.build import build_model, init_checkpoint, restore
 from . import distributed as dist
 from .trainer import Trainer
 
 
 def _log(message: str) -> None:
-    print(f"[attnkit] {message}", flush=True)
+    log.info(message)
 
 
 def make_task(config: ExperimentConfig, checkpoint: Checkpoint | None) -> Any:
@@ -41,16 +42,42 @@ def make_task(config: ExperimentConfig, checkpoint: Checkpoint | None) -> Any:
     return TranslationTask(config, source, checkpoint["target_ids"], log=_log, target_tokenizer=target)
 
 
-def train(config: ExperimentConfig, resume: bool = False, started: float | None = None) -> str:
+def run_files(out_dir: Path) -> list[Path]:
+    """The files a training run leaves in its folder: checkpoints and the validation log."""
+    if not out_dir.is_dir():
+        return []
+    return sorted([*out_dir.glob("*.pt"), *out_dir.glob("validations.csv")])
+
+
+def check_out_dir(out_dir: Path, resume: bool, overwrite: bool) -> None:
+    """Refuse to start a new run over an earlier one unless ``overwrite`` (whose files are then removed):
+    its best.pt and validation log would otherwise be replaced or mixed with the new run's."""
+    found = run_files(out_dir)
+    if resume or not found:
+        return
+    if not overwrite:
+        raise UsageError(
+            f"{out_dir} already holds a run ({len(found)} files, e.g. {found[0].name}): continue it with "
+            "--resume, start over with --overwrite, or set training.out_dir to a new folder"
+        )
+    for path in found:
+        path.unlink()
+
+
+def train(
+    config: ExperimentConfig, resume: bool = False, started: float | None = None, overwrite: bool = False
+) -> str:
     """Train ``config`` until a stop condition; returns why it stopped ('budget', 'max_steps',
     'epochs', 'validated' (patience), 'interrupted'). ``resume``: continue from the last checkpoint of
     ``training.out_dir`` (exact: optimizer, schedule, RNG, data position); otherwise ``training.init_from``
-    may name weights to start from. Checkpoints go to ``training.out_dir``."""
+    may name weights to start from. Checkpoints go to ``training.out_dir``; a folder that already holds
+    a run needs ``resume`` or ``overwrite``."""
     started = time.time() if started is None else started
     torch.set_num_threads(config.training.threads)
     torch.manual_seed(config.training.seed)
     dist.init_from_env(config.training.device)
     out_dir = config.training.out_dir
+    check_out_dir(Path(out_dir), resume, overwrite)
     previous = latest_checkpoint(Path(out_dir)) if resume else None
     if resume and previous is None:
         raise UsageError(f"--resume: no checkpoint in {out_dir}")

@@ -10,11 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure  # never pyplot: no global backend or figure registry
 
 from ..errors import DataError
 from .heatmap import save_figure  # noqa: E402
@@ -29,7 +25,8 @@ def faithfulness_figure(report: dict[str, Any]) -> Figure:
     if missing:
         raise DataError(f"not a faithfulness report: missing {', '.join(missing)}")
     ks = [100 * k for k in report["fractions"]]
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    fig = Figure(figsize=(10, 7))
+    axes = fig.subplots(2, 2, sharex=True)
     for row, units in enumerate(UNITS):
         for col, measure in enumerate(MEASURES):
             ax = axes[row][col]

@@ -6,12 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure  # never pyplot: no global backend or figure registry
 
 from ..data.words import aggregate_to_words, group_words  # noqa: E402
 from ..errors import UsageError
@@ -49,7 +45,8 @@ def attention_figure(
             f"weights must be (T, S) = ({len(target_tokens)}, {len(source_tokens)}), got {weights.shape}"
         )
     t, s = weights.shape
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * s + 2.5), max(3.0, 0.45 * t + 1.8)))
+    fig = Figure(figsize=(max(4.0, 0.55 * s + 2.5), max(3.0, 0.45 * t + 1.8)))
+    ax = fig.subplots()
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     bar.ax.set_ylabel("attention weight", rotation=-90, va="bottom")
@@ -75,7 +72,8 @@ def head_grid_figure(
 ) -> Figure:
     """A layer x head grid of cross-attention maps. maps: (L, H, T, S)."""
     layers, heads = maps.shape[:2]
-    fig, axes = plt.subplots(layers, heads, figsize=(2.6 * heads + 1, 2.4 * layers + 0.8), squeeze=False)
+    fig = Figure(figsize=(2.6 * heads + 1, 2.4 * layers + 0.8))
+    axes = fig.subplots(layers, heads, squeeze=False)
     for layer in range(layers):
         for head in range(heads):
             ax = axes[layer][head]
@@ -97,7 +95,6 @@ def save_figure(fig: Figure, path: str | Path) -> None:
 
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight")
-    plt.close(fig)
     atomic_write_bytes(Path(path), buffer.getvalue())
 
 
