@@ -1,0 +1,257 @@
+"""Bad input from a user is one clear line and exit 2; nothing the user has is lost; a bug keeps its
+traceback. One test per defect class found by trying the CLI as a new user and as an attacker would."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnkit.cli.main import main
+from attnkit.errors import AttnkitError, ConfigError, DataError, UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+TOY = str(ROOT / "configs" / "toy-copy.yaml")
+
+
+def _one_line_error(capsys, *needles: str) -> str:
+    err = capsys.readouterr().err
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def _train_args(out: Path, *extra: str) -> list[str]:
+    return [
+        "train",
+        TOY,
+        "--set",
+        f"training.out_dir={out}",
+        "--set",
+        "training.progress=false",
+        "--set",
+        f"data.train=[{ROOT}/tests/fixtures/toy_copy.tsv]",
+        "--set",
+        f"data.dev=[{ROOT}/tests/fixtures/toy_copy_dev.tsv]",
+        *extra,
+    ]
+
+
+def test_user_errors_are_one_type_and_still_value_errors():
+    for cls in (UsageError, ConfigError, DataError):
+        assert issubclass(cls, AttnkitError) and issubclass(cls, ValueError)
+
+
+def test_evaluate_output_equal_to_src_is_refused_and_the_source_kept(translator_ckpt, tmp_path, capsys):
+    src = tmp_path / "src.txt"
+    src.write_text("ab cd\nef\n")
+    ref = tmp_path / "ref.txt"
+    ref.write_text("ab cd\nef\n")
+    args = ["evaluate", "--model", str(translator_ckpt), "--src", str(src), "--ref", str(ref)]
+    assert main([*args, "--output", str(src)]) == 2
+    _one_line_error(capsys, "--output", "--src")
+    assert src.read_text() == "ab cd\nef\n"
+
+
+def test_average_out_equal_to_an_input_is_refused(translator_ckpt, tmp_path, capsys):
+    copy = tmp_path / "step-2.pt"
+    copy.write_bytes(Path(translator_ckpt).read_bytes())
+    before = copy.read_bytes()
+    assert main(["average", str(translator_ckpt), str(copy), "--out", str(copy)]) == 2
+    _one_line_error(capsys, "--out", "input 2")
+    assert copy.read_bytes() == before
+
+
+def test_train_into_a_run_folder_needs_resume_or_overwrite(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(_train_args(out, "--set", "training.max_steps=2", "--set", "training.validate_every=2")) == 0
+    best = (out / "best.pt").read_bytes()
+    capsys.readouterr()
+    assert main(_train_args(out, "--set", "training.max_steps=2")) == 2
+    _one_line_error(capsys, "already holds a run", "--resume", "--overwrite")
+    assert (out / "best.pt").read_bytes() == best
+    again = _train_args(out, "--set", "training.max_steps=2", "--set", "training.validate_every=2")
+    assert main([*again, "--overwrite"]) == 0
+    assert (out / "best.pt").exists()
+    assert main([*again, "--overwrite", "--resume"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        (bytes(range(128, 256)) * 3 + b"\n", "stdin:1: not UTF-8"),
+        ("ça va\nvoilà l'été\n".encode("latin-1"), "stdin:1: not UTF-8"),
+        (b"ok\nnul\x00byte\n", "stdin:2: holds a NUL"),
+    ],
+)
+def test_translate_and_classify_refuse_bytes_that_are_not_text(data, needle, tmp_path):
+    for command in ("translate", "classify"):
+        done = subprocess.run(
+            [sys.executable, "-m", "attnkit", command], input=data, capture_output=True, timeout=120
+        )
+        err = done.stderr.decode()
+        assert done.returncode == 2 and needle in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_python_api_refuses_lone_surrogates(translator_ckpt):
+    from attnkit.api import load_translator
+
+    with pytest.raises(DataError, match="sentence 2 is not valid Unicode"):
+        load_translator(str(translator_ckpt)).translate(["ab", "a \udcff"])
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("", "the config is empty"),
+        (
+            "training:\n  lr: 0.1\ntraining:\n  max_steps: 3\n",
+            ":3: key 'training' given twice (first on line 1)",
+        ),
+    ],
+)
+def test_configs_that_would_run_something_else_are_refused(text, needle, tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    assert main(["train", str(config)]) == 2
+    _one_line_error(capsys, needle, str(config))
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        ("data.vocab_size=-3", "data.vocab_size must be > 0"),
+        ("training.max_steps=-5", "training.max_steps must be >= 0"),
+        ("model.rnn.hidden_size=0", "model.rnn.hidden_size must be > 0"),
+        ("data.max_tokens=0", "data.max_tokens must be > 0"),
+        ("training.log_every=0", "training.log_every must be > 0"),
+        ("model.rnn.dropout=1.5", "model.rnn.dropout must be in [0, 1)"),
+        ("model.transformer.num_heads=3", "multiple of num_heads"),
+    ],
+)
+def test_config_values_out_of_range_name_the_field(override, needle, tmp_path, capsys):
+    assert main(_train_args(tmp_path / "run", "--set", override)) == 2
+    _one_line_error(capsys, needle)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("beam", ["0", "-1"])
+def test_evaluate_beam_must_be_positive(translator_ckpt, tmp_path, capsys, beam):
+    src = tmp_path / "s.txt"
+    src.write_text("ab\n")
+    args = ["evaluate", "--model", str(translator_ckpt), "--src", str(src), "--ref", str(src)]
+    assert main([*args, "--beam", beam]) == 2
+    _one_line_error(capsys, "--beam must be >= 1")
+
+
+def test_empty_evaluation_files_are_refused(translator_ckpt, classifier_ckpt, tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    args = ["evaluate", "--model", str(translator_ckpt), "--src", str(empty), "--ref", str(empty)]
+    assert main(args) == 2
+    _one_line_error(capsys, "no sentences")
+    data = tmp_path / "empty.jsonl"
+    data.write_text("")
+    assert main(["evaluate-classifier", "--model", str(classifier_ckpt), "--data", str(data)]) == 2
+    _one_line_error(capsys, "no documents")
+
+
+def test_export_out_an_existing_file_is_refused(translator_ckpt, tmp_path, capsys):
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    assert main(["export", str(translator_ckpt), "--out", str(target)]) == 2
+    _one_line_error(capsys, "is a file")
+    assert target.read_text() == "mine"
+
+
+def test_convert_trust_pickle_on_random_bytes_is_a_clear_error(tmp_path, capsys):
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(os.urandom(4096))
+    assert main(["convert", str(junk), str(tmp_path / "new.pt"), "--trust-pickle"]) == 2
+    _one_line_error(capsys, "not an attnkit checkpoint")
+    assert main(["convert", str(junk), str(junk)]) == 2
+    _one_line_error(capsys, "would replace the input")
+
+
+def test_align_refuses_gold_links_outside_the_sentences_and_empty_gold(translator_ckpt, tmp_path, capsys):
+    src, tgt, gold = tmp_path / "s", tmp_path / "t", tmp_path / "g"
+    src.write_text("ab cd\n")
+    tgt.write_text("ab\n")
+    args = [
+        "align",
+        "--model",
+        str(translator_ckpt),
+        "--src",
+        str(src),
+        "--tgt",
+        str(tgt),
+        "--gold",
+        str(gold),
+    ]
+    gold.write_text("1 3 1\n")
+    assert main(args) == 2
+    _one_line_error(capsys, f"{gold}:1", "outside sentence 1")
+    gold.write_text("\n")
+    assert main(args) == 2
+    _one_line_error(capsys, "no links")
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch):
+    from attnkit.cli import cmd_list
+
+    def broken(args):
+        raise ValueError("a bug deep inside, not the user's doing")
+
+    monkeypatch.setattr(cmd_list, "run", broken)  # add_parser binds the module's run when main builds it
+    with pytest.raises(ValueError, match="a bug deep inside"):
+        main(["list"])
+
+
+def test_debug_shows_the_traceback_of_a_user_error(tmp_path, capsys):
+    assert main(["--debug", "translate", "--model", str(tmp_path / "missing.pt"), "ab"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("attnkit translate: error:")
+
+
+def test_importing_attnkit_changes_nothing_global():
+    code = (
+        "import logging, sys, torch; threads = torch.get_num_threads();"
+        "import attnkit, attnkit.visualization.heatmap, attnkit.visualization.faithfulness, attnkit.serve;"
+        "handlers = logging.getLogger('attnkit').handlers;"
+        "assert all(isinstance(h, logging.NullHandler) for h in handlers), handlers;"
+        "assert not logging.getLogger().handlers;"
+        "assert 'matplotlib.pyplot' not in sys.modules;"  # no backend chosen, no figure registry
+        "print(torch.get_num_threads() == threads)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
+
+
+def test_the_library_never_prints(tmp_path, capsys):
+    from attnkit import train
+    from attnkit.config import load_config
+
+    sets = [
+        f"training.out_dir={tmp_path / 'run'}",
+        "training.max_steps=2",
+        "training.validate_every=2",
+        "training.progress=false",
+        f"data.train=[{ROOT}/tests/fixtures/toy_copy.tsv]",
+        f"data.dev=[{ROOT}/tests/fixtures/toy_copy_dev.tsv]",
+    ]
+    train(load_config(TOY, sets))
+    assert capsys.readouterr().out == ""
+
+
+def test_stdin_text_streams_still_work(translator_ckpt, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("ab cd\n"))
+    assert main(["translate", "--model", str(translator_ckpt), "--json", "--beam", "1"]) == 0
+    assert "translation" in json.loads(capsys.readouterr().out.splitlines()[0])
