@@ -22,10 +22,21 @@ def _shipped_name(path_or_name: str | Path | None, kind: str) -> bool:
     return str(path_or_name if path_or_name is not None else DEFAULTS[kind]) in shipped()
 
 
+def _installed(path_or_name: str | Path | None, kind: str) -> None:
+    """A NotFoundError saying how to fetch a shipped model that this install does not hold yet."""
+    from . import store
+    from .pretrained import DEFAULTS
+
+    name = str(path_or_name if path_or_name is not None else DEFAULTS[kind])
+    if name in store.names("pretrained") and not Path(name).exists():
+        store.folder("pretrained", name)
+
+
 def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool, device: str) -> Path | None:
     """The export folder to run, or None for torch; errors name what is missing."""
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    _installed(path_or_name, kind)
     if backend == "torch":
         return None
     folder = find_export(path_or_name, kind)

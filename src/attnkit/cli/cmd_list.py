@@ -21,6 +21,7 @@ def _variants(folder: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import store
     from ..names import MODELS, SCORERS
     from ..pretrained import DEFAULTS, find_export, shipped
 
@@ -31,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
         "defaults": DEFAULTS,
         "exports": [name for name in shipped() if find_export(name) is not None],
     }
+    info["fetchable"] = [
+        name for kind in store.KINDS for name in store.names(kind) if store.local(kind, name) is None
+    ]
+    info["cache"] = str(store.cache_root())
     variants = {name: _variants(find_export(name)) for name in info["exports"]}
     info["export_variants"] = variants
     if args.json:
@@ -38,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print("scorers:  " + ", ".join(info["scorers"]))
     print("models:   " + ", ".join(info["models"]))
-    print("shipped:  " + (", ".join(info["shipped"]) or "none"))
+    print("shipped:  " + (", ".join(info["shipped"]) or "none") + " (installed)")
+    if info["fetchable"]:
+        print("fetchable: " + ", ".join(info["fetchable"]))
+        print(f"  (attnkit fetch NAME --from SOURCE: into {info['cache']})")
     exports = [f"{n} ({', '.join(v)})" for n, v in variants.items()]
     print("with an ONNX export (run without torch): " + (", ".join(exports) or "none"))
     if any(v == ["int8"] for v in variants.values()):

@@ -7,11 +7,12 @@ import argparse
 import contextlib
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import AttnkitError, UsageError
-from ..log import configure
+from ..log import configure, log
 from . import (
     cmd_align,
     cmd_average,
@@ -21,6 +22,7 @@ from . import (
     cmd_evaluate,
     cmd_export,
     cmd_faithfulness,
+    cmd_fetch,
     cmd_list,
     cmd_plot,
     cmd_serve,
@@ -43,11 +45,22 @@ COMMANDS = {
     "export": cmd_export,
     "serve": cmd_serve,
     "list": cmd_list,
+    "fetch": cmd_fetch,
 }
 
 
 # OS errors about a path the user named: a missing input, a folder where a file was expected, no permission.
 FILE_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError)
+# Optional dependencies -> the extra that installs them (pyproject.toml).
+EXTRAS = {
+    "torch": "torch",
+    "sacrebleu": "torch",
+    "matplotlib": "torch",
+    "starlette": "serve",
+    "uvicorn": "serve",
+    "onnx": "export",
+    "captum": "faithfulness",
+}
 __all__ = ["UsageError", "build_parser", "entry", "main"]
 
 
@@ -76,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure(quiet=args.quiet)
+    warnings.showwarning = _one_line_warning  # the CLI's own choice: a warning is one line, not two
     try:
         return int(args.run(args) or 0)
     except AttnkitError as exc:
@@ -84,11 +98,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.filename is None:  # not about a path the user gave: a bug
             raise
         return _user_error(args, f"{exc.filename}: {exc.strerror or exc}")
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        return _user_error(
+            args, f"this needs {exc.name}, which is not installed: pip install 'attnkit[{extra}]'"
+        )
     except KeyboardInterrupt:
         print(f"attnkit {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _one_line_warning(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+    log.warning(f"warning: {message}")
 
 
 def _user_error(args: argparse.Namespace, message: str) -> int:

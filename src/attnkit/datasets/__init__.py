@@ -1,4 +1,5 @@
-"""Data shipped inside the package (compressed, with attribution), so nothing is downloaded.
+"""Datasets shipped with attnkit (compressed, with attribution): in a source checkout they are here; an
+installed wheel fetches them by name into the cache (``attnkit fetch``, ``attnkit.store``).
 
 - ``tatoeba_eng_fra/``: the canonical English-French train/dev/test split of the Tatoeba
   sentence pairs (www.manythings.org/anki and tatoeba.org, CC BY 2.0 FR; see ABOUT-manythings.txt
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import store
 from ..errors import UsageError
 
 ROOT = Path(__file__).resolve().parent
@@ -31,7 +33,7 @@ def document_split(name: str, split: str) -> Path:
         raise UsageError(f"unknown document dataset {name!r}; valid names: {', '.join(sorted(DOCUMENTS))}")
     if split not in ("train", "dev", "test"):
         raise UsageError(f"unknown split {split!r}; valid: dev, test, train")
-    return ROOT / DOCUMENTS[name] / f"{split}.jsonl.gz"
+    return store.folder("datasets", DOCUMENTS[name]) / f"{split}.jsonl.gz"
 
 
 def parallel_split(name: str, split: str) -> tuple[Path, Path]:
@@ -41,4 +43,5 @@ def parallel_split(name: str, split: str) -> tuple[Path, Path]:
     if split not in ("train", "dev", "test"):
         raise UsageError(f"unknown split {split!r}; valid: dev, test, train")
     folder, src, tgt = PARALLEL[name]
-    return ROOT / folder / f"{split}.{src}.gz", ROOT / folder / f"{split}.{tgt}.gz"
+    found = store.folder("datasets", folder)
+    return found / f"{split}.{src}.gz", found / f"{split}.{tgt}.gz"

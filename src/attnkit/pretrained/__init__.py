@@ -1,9 +1,11 @@
-"""Shipped models: small checkpoints inside the package, each with its training report."""
+"""Shipped models by name: each a checkpoint, its ONNX export and its training report, found in the
+package's own folder (a source checkout) or in the cache that ``attnkit fetch`` fills (``attnkit.store``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .. import store
 from ..errors import NotFoundError, UsageError
 
 ROOT = Path(__file__).resolve().parent
@@ -11,15 +13,21 @@ DEFAULTS = {"translator": "enfr-rnn", "classifier": "reviews-han"}
 
 
 def shipped() -> dict[str, Path]:
-    """Names of shipped models -> checkpoint paths."""
-    return {p.parent.name: p for p in sorted(ROOT.glob("*/model.pt"))}
+    """Names of the shipped models that are installed here -> checkpoint paths."""
+    found = {p.parent.name: p for p in sorted(ROOT.glob("*/model.pt"))}
+    for name in store.names("pretrained"):
+        folder = store.local("pretrained", name)
+        if name not in found and folder is not None and (folder / "model.pt").is_file():
+            found[name] = folder / "model.pt"
+    return dict(sorted(found.items()))
 
 
 def find_export(path_or_name: str | Path | None, kind: str = "translator") -> Path | None:
     """The ONNX export folder of a shipped model (``NAME/onnx``) or an export folder given as a path;
     None when there is none (then the checkpoint runs on torch)."""
     name = str(path_or_name) if path_or_name is not None else DEFAULTS[kind]
-    folder = ROOT / name / "onnx" if (ROOT / name / "model.pt").is_file() else Path(name)
+    models = shipped()
+    folder = models[name].parent / "onnx" if name in models else Path(name)
     return folder if (folder / "manifest.json").is_file() else None
 
 
@@ -36,5 +44,7 @@ def resolve(path_or_name: str | Path | None, kind: str = "translator") -> Path:
         raise UsageError(f"{path} is an ONNX export: it runs with --backend onnx (or auto), not on torch")
     if path.is_dir() and (path / "best.pt").exists():
         return path / "best.pt"
+    if name in store.names("pretrained"):
+        store.folder("pretrained", name)  # raises: not installed, with how to fetch it
     valid = ", ".join(models) or "none shipped"
     raise NotFoundError(f"no model {name!r}: not a checkpoint file and not a shipped model ({valid})")

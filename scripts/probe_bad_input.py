@@ -1,0 +1,184 @@
+"""Try attnkit as a careless user and a hostile client would; count tracebacks, 5xx, files lost.
+
+    python scripts/probe_bad_input.py            # CLI cases as subprocesses, HTTP cases on the app
+
+Each CLI case must exit 2 with one line on stderr and no traceback (or succeed where the input is
+valid), and leave every file it was given byte-for-byte as it was. Each HTTP case must answer 4xx JSON
+(never 5xx), and a good request sent beside a bad one must still succeed. Prints one row per case and
+the totals; exits 1 when any case fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY = str(ROOT / "configs" / "toy-copy.yaml")
+
+
+def cli_cases(tmp: Path) -> list[tuple[str, list[str], bytes | None, list[Path]]]:
+    """(name, argv, stdin, files that must be kept) per case."""
+    src, ref, junk, empty = tmp / "src.en", tmp / "ref.fr", tmp / "junk.pt", tmp / "empty.txt"
+    src.write_text("The cat sits on the mat.\n")
+    ref.write_text("Le chat est assis sur le tapis.\n")
+    junk.write_bytes(os.urandom(2048))
+    empty.write_text("")
+    (tmp / "dup.yaml").write_text("training:\n  lr: 0.1\ntraining:\n  max_steps: 3\n")
+    (tmp / "empty.yaml").write_text("")
+    gold = tmp / "gold"
+    gold.write_text("1 40 1\n")
+    ev = ["evaluate", "--src", str(src), "--ref", str(ref)]
+    return [
+        ("evaluate --output = --src", [*ev, "--output", str(src)], None, [src, ref]),
+        ("evaluate --beam 0", [*ev, "--beam", "0"], None, [src]),
+        ("evaluate --beam -1", [*ev, "--beam", "-1"], None, [src]),
+        ("evaluate empty --src", ["evaluate", "--src", str(empty), "--ref", str(empty)], None, [empty]),
+        ("average --out = input", ["average", str(junk), str(junk), "--out", str(junk)], None, [junk]),
+        ("convert NEW = OLD", ["convert", str(junk), str(junk)], None, [junk]),
+        (
+            "convert --trust-pickle random bytes",
+            ["convert", str(junk), str(tmp / "n.pt"), "--trust-pickle"],
+            None,
+            [junk],
+        ),
+        ("translate random bytes on stdin", ["translate"], os.urandom(300) + b"\n", []),
+        ("translate Latin-1 on stdin", ["translate"], "voilà l'été\n".encode("latin-1"), []),
+        ("classify random bytes on stdin", ["classify"], bytes(range(128, 256)) + b"\n", []),
+        ("classify Latin-1 on stdin", ["classify"], "très joli\n".encode("latin-1"), []),
+        ("translate NUL on stdin", ["translate"], b"a\x00b\n", []),
+        ("train empty config", ["train", str(tmp / "empty.yaml")], None, []),
+        ("train duplicate key", ["train", str(tmp / "dup.yaml")], None, []),
+        ("train vocab_size -3", ["train", TOY, "--set", "data.vocab_size=-3"], None, []),
+        ("train max_steps -5", ["train", TOY, "--set", "training.max_steps=-5"], None, []),
+        ("train hidden_size 0", ["train", TOY, "--set", "model.rnn.hidden_size=0"], None, []),
+        ("train log_every 0", ["train", TOY, "--set", "training.log_every=0"], None, []),
+        ("export --out a file", ["export", "enfr-rnn", "--out", str(src)], None, [src]),
+        ("evaluate-classifier empty file", ["evaluate-classifier", "--data", str(empty)], None, [empty]),
+        (
+            "align gold outside the sentence",
+            ["align", "--src", str(src), "--tgt", str(ref), "--gold", str(gold)],
+            None,
+            [gold],
+        ),
+        ("align empty gold", ["align", "--src", str(src), "--tgt", str(ref), "--gold", str(empty)], None, []),
+        ("translate --n-best > --beam", ["translate", "--beam", "2", "--n-best", "3", "a"], None, []),
+        ("serve --port 70000", ["serve", "--port", "70000"], None, []),
+        ("serve unknown host", ["serve", "--host", "no-such-host.invalid"], None, []),
+        ("unknown model", ["translate", "--model", "enfr-rnm", "a"], None, []),
+    ]
+
+
+def run_cli(tmp: Path) -> list[tuple[str, bool, str]]:
+    rows = []
+    for name, argv, stdin, keep in cli_cases(tmp):
+        before = {p: p.read_bytes() for p in keep}
+        done = subprocess.run(
+            [sys.executable, "-m", "attnkit", *argv], input=stdin or b"", capture_output=True, timeout=300
+        )
+        err = done.stderr.decode(errors="replace").strip()
+        lost = [p.name for p in keep if p.read_bytes() != before[p]]
+        last = err.splitlines()[-1] if err else ""
+        ok = done.returncode == 2 and "Traceback" not in err and last.startswith("attnkit") and not lost
+        rows.append(
+            (
+                name,
+                ok,
+                f"exit {done.returncode}: {err.splitlines()[-1] if err else ''}"
+                + (f" LOST {lost}" if lost else ""),
+            )
+        )
+    return rows
+
+
+def run_http() -> list[tuple[str, bool, str]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    from attnkit.serve import ModelSet, create_app
+
+    client = TestClient(create_app(ModelSet(["enfr-rnn"], ["reviews-han"])), base_url="http://127.0.0.1:8000")
+    js = {"Content-Type": "application/json"}
+    cases = [
+        ("lone surrogate", "/api/translate", json.dumps({"sentences": ["a \ud800"]}), js),
+        ("lone surrogate (align)", "/api/align", json.dumps({"sources": ["a \ud800"], "targets": ["b"]}), js),
+        ("50,000-deep JSON", "/api/translate", "[" * 50_000 + "]" * 50_000, js),
+        (
+            "text/plain body",
+            "/api/translate",
+            json.dumps({"sentences": ["a"]}),
+            {"Content-Type": "text/plain"},
+        ),
+        ("form body", "/api/translate", "sentences=a", {"Content-Type": "application/x-www-form-urlencoded"}),
+        (
+            "DNS rebinding Host",
+            "/api/translate",
+            json.dumps({"sentences": ["a"]}),
+            {**js, "Host": "evil.example"},
+        ),
+        (
+            "foreign Origin",
+            "/api/translate",
+            json.dumps({"sentences": ["a"]}),
+            {**js, "Origin": "http://evil.example"},
+        ),
+        ("200 KB model name", "/api/translate", json.dumps({"sentences": ["a"], "model": "m" * 200_000}), js),
+        (
+            "heavy: 8 x 199 words, beam 10, layers",
+            "/api/translate",
+            json.dumps(
+                {"sentences": [" ".join(["word"] * 199)] * 8, "beam": 10, "n_best": 10, "layers": True}
+            ),
+            js,
+        ),
+        (
+            "over-long align pair",
+            "/api/align",
+            json.dumps({"sources": [" ".join(["zqxjkv"] * 99)], "targets": ["a"]}),
+            js,
+        ),
+        (
+            "gold link outside the pair",
+            "/api/align",
+            json.dumps({"sources": ["a b"], "targets": ["c"], "gold": "1 5 1"}),
+            js,
+        ),
+        ("beam as a string", "/api/translate", json.dumps({"sentences": ["a"], "beam": "5"}), js),
+        ("not UTF-8 body", "/api/translate", b'{"sentences": ["caf\xe9"]}', js),
+    ]
+    rows = []
+    for name, path, body, headers in cases:
+        answer = client.post(path, content=body, headers=headers)
+        ok = 400 <= answer.status_code < 500 and "error" in answer.json() and len(answer.content) < 2_000
+        rows.append((name, ok, f"{answer.status_code}: {answer.json().get('error', '')[:90]}"))
+    wrong = client.get("/api/translate")
+    rows.append(
+        (
+            "GET on a POST route",
+            wrong.status_code == 405 and wrong.headers.get("allow") == "POST",
+            str(wrong.status_code),
+        )
+    )
+    good = client.post("/api/translate", json={"sentences": ["Good night!"]})
+    rows.append(("a good request after all that", good.status_code == 200, str(good.status_code)))
+    return rows
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = run_cli(Path(tmp)) + run_http()
+    for name, ok, detail in rows:
+        print(f"{'ok  ' if ok else 'FAIL'} {name:40s} {detail[:120]}")
+    failed = sum(not ok for _, ok, _ in rows)
+    print(f"{len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
