@@ -343,8 +343,12 @@ function wireForms() {
     const beam = Number(document.getElementById("translate-beam").value);
     const body = {
       sentences: lines("translate-input"), beam, n_best: Math.min(Number(document.getElementById("translate-nbest").value), beam),
-      model: document.getElementById("translate-model").value || undefined, layers: true,
+      model: document.getElementById("translate-model").value || undefined,
     };
+    // layer attention only where a layer view is drawn (a Transformer) and only for a few sentences: it is
+    // (L, H, T, S) per sentence, and the server refuses requests whose answer would be too large
+    const chosen = (state.models.translators || []).find((t) => t.name === body.model) || (state.models.translators || [])[0];
+    body.layers = Boolean(chosen && chosen.layers > 0 && body.sentences.length <= 8);
     busy(event.target, api("/api/translate", body).then((data) => showTranslations(data.results)));
   });
   document.getElementById("classify-form").addEventListener("submit", (event) => {
