@@ -9,7 +9,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import AttnkitError, UsageError
 from ..log import configure, log
@@ -112,7 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def _one_line_warning(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     log.warning(f"warning: {message}")
 
 
