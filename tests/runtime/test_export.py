@@ -322,3 +322,28 @@ def test_encoder_is_one_bidirectional_node_per_layer(exported):
         assert attributes["direction"].s == b"bidirectional"
         assert len(node.input) >= 5 and node.input[4]  # sequence_lens is given
     assert not [n for n in graph.node if n.op_type == "GatherElements"]
+
+
+def test_verification_refuses_an_export_that_disagrees_with_its_model(exported):
+    """The check is real: an export verified against its model with perturbed weights is refused."""
+    import copy
+
+    from attnkit.export.verify import TOLERANCES, judge, verify
+
+    torch_side, onnx_side, manifest = exported
+    model = copy.deepcopy(torch_side.model)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.5)
+    other = Translator(
+        model, torch_side.tokenizer, torch_side.config, target_tokenizer=torch_side.target_tokenizer
+    )
+    with pytest.raises(ExportError, match="disagrees with the torch model"):
+        verify(other, onnx_side.manifest.root, manifest)
+    assert TOLERANCES["fp32"] == (1.0, 1e-3)
+    judge("int8", [True, True, False], 0.01, "translations", "attention")  # lossy int8: 2/3 is enough
+    with pytest.raises(ExportError, match="1/3 probe translations"):
+        judge("int8", [True, False, False], 0.01, "translations", "attention")
+    with pytest.raises(ExportError, match="attention difference nan"):
+        judge("fp32", [True] * 3, float("nan"), "translations", "attention")

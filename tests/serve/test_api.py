@@ -232,3 +232,21 @@ def test_int8_serves_the_shipped_transformer_from_its_export():
     with TestClient(create_app(models), base_url="http://127.0.0.1:8000") as client:
         answer = client.post("/api/translate", json={"sentences": ["The cat sits on the mat."]}).json()
     assert answer["results"][0]["translation"].startswith("Le chat")
+
+
+def test_heavy_requests_run_in_their_own_lane_one_sentence_per_call(app, client):
+    """A request at or over ``heavy_work`` goes to the heavy lane (one sentence per model call), so a
+    light request never queues behind it; its answer equals the light lane's."""
+    explorer = app.state.explorer
+    heavy, light = explorer.heavy_translate.stats, explorer.translate_batcher.stats
+    words = explorer.limits.heavy_work // 10 + 1  # over the threshold at beam 10
+    long = " ".join(["the cat sits on the mat and"] * 8).split()[:words]
+    body = {"sentences": [" ".join(long), CAT], "beam": 10}
+    before = (heavy.calls, light.calls)
+    answer = client.post("/api/translate", json=body).json()["results"]
+    assert heavy.calls - before[0] == 2 and light.calls == before[1]  # one call per sentence, heavy lane
+    alone = client.post("/api/translate", json={"sentences": [CAT], "beam": 10}).json()["results"]
+    assert light.calls == before[1] + 1
+    assert answer[1]["translation"] == alone[0]["translation"]
+    health = client.get("/api/health").json()["model_calls"]
+    assert health["heavy_translate"]["calls"] == heavy.calls

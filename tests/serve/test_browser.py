@@ -101,10 +101,16 @@ def test_words_toggle_merges_subwords_as_the_python_side_does(server, page):
 
 
 def test_layer_and_head_selector_changes_the_matrix(server, page, models):
+    """The page asks for layer attention only when a card's layer view is first opened, for that card."""
     name = list(models.translators)[1]  # the tiny Transformer
     _open(page, server, "translate")
+    asked: list[dict] = []
+    page.on(
+        "request",
+        lambda r: asked.append(json.loads(r.post_data)) if r.url.endswith("/api/translate") else None,
+    )
     page.select_option("#translate-model", name)
-    page.fill("#translate-input", "ab cd")
+    page.fill("#translate-input", "ab cd\nef")
     page.click("#translate-run")
     card = page.wait_for_selector(".translation-card")
     result = _api(server, "/api/translate", {"sentences": ["ab cd"], "model": name, "layers": True})[
@@ -117,7 +123,10 @@ def test_layer_and_head_selector_changes_the_matrix(server, page, models):
         return np.array([float(x) for x in values]).reshape(layers.shape[2:])
 
     np.testing.assert_allclose(cells(), result["attention"], atol=2e-5)
+    assert [a.get("layers") for a in asked] == [None] and len(asked[0]["sentences"]) == 2
     card.query_selector(".layer-select").select_option("0")
+    page.wait_for_function("card => card.dataset.drawn === '0'", arg=card)
+    assert asked[1]["layers"] is True and asked[1]["sentences"] == ["ab cd"]
     np.testing.assert_allclose(cells(), layers[0].mean(0), atol=2e-5)
     card.query_selector(".head-select").select_option("1")
     np.testing.assert_allclose(cells(), layers[0, 1], atol=2e-5)

@@ -26,9 +26,19 @@ from ..errors import AttnkitError, shorten
 from ..names import ALIGNMENT_METHODS
 from ..results import explorer_rows, prior_json
 from ..visualization.explorer import asset, page
-from .batching import MicroBatcher
+from .batching import MicroBatcher, trim_memory
 from .guard import Guard, allowed_hosts
-from .limits import Limits, RequestError, boolean, check_translate_cost, integer, number, read_body, strings
+from .limits import (
+    Limits,
+    RequestError,
+    boolean,
+    check_translate_cost,
+    integer,
+    number,
+    read_body,
+    strings,
+    work,
+)
 from .limits import sentences as sentence_list
 from .models import ModelSet, alignment_report, reprior
 
@@ -77,7 +87,14 @@ def json_endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
 
 class Explorer:
-    """The app's state: models, their micro-batchers and the one model thread."""
+    """The app's state: models, their micro-batchers and two model threads (lanes).
+
+    Requests whose work is at least ``limits.heavy_work`` (``heavy_chars`` for documents) run on the
+    heavy lane's thread, one sentence or document per model call, round-robin among heavy requests;
+    everything else runs on the light lane. A heavy request therefore shares the CPU with light ones
+    (each lane's small batches use one graph thread) instead of making them queue behind it, and the
+    memory its large beams took is handed back to the system after each call (``trim_memory``).
+    """
 
     def __init__(
         self,
@@ -89,8 +106,12 @@ class Explorer:
     ) -> None:
         self.models, self.limits = models, limits
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnkit-model")
+        self.heavy_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnkit-heavy")
         self.translate_batcher = MicroBatcher(self._translate, self.executor, batching, max_batch, max_wait)
         self.classify_batcher = MicroBatcher(self._classify, self.executor, batching, max_batch, max_wait)
+        heavy = {"enabled": batching, "max_items": 1, "after": trim_memory}
+        self.heavy_translate = MicroBatcher(self._translate, self.heavy_executor, **heavy)  # type: ignore[arg-type]
+        self.heavy_classify = MicroBatcher(self._classify, self.heavy_executor, **heavy)  # type: ignore[arg-type]
 
     def _translate(self, sentences: list[str], key: Any) -> list[dict[str, Any]]:
         name, beam, n_best, layers = key
@@ -109,7 +130,12 @@ class Explorer:
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
         maps = model.model.attention_layers * model.model.attention_heads if layers else 0
         check_translate_cost(sentences, beam, maps, self.limits)
-        results = await self.translate_batcher.submit(sentences, (model.name, beam, n_best, layers))
+        lane = (
+            self.heavy_translate
+            if work(sentences, beam) >= self.limits.heavy_work
+            else self.translate_batcher
+        )
+        results = await lane.submit(sentences, (model.name, beam, n_best, layers))
         return {"model": model.name, "results": results}
 
     async def classify(self, request: Request) -> dict[str, Any]:
@@ -120,7 +146,8 @@ class Explorer:
             raise RequestError(400, f"field 'documents': item {empty[0]} is empty")
         tau = number(data, "prior_correction", 0.0, 1.0)
         model = ModelSet.pick(self.models.classifiers, data.get("model"), "classifier")
-        found = await self.classify_batcher.submit(documents, model.name)
+        heavy = sum(map(len, documents)) >= self.limits.heavy_chars
+        found = await (self.heavy_classify if heavy else self.classify_batcher).submit(documents, model.name)
         own = float(model.model.prior_correction)
         used = own if tau is None else tau
         prior = {**prior_json(model.model), "prior_correction": used}
@@ -146,9 +173,9 @@ class Explorer:
         if gold is not None:
             gold = strings({"gold": [gold]}, "gold", self.limits, self.limits.max_body_bytes)[0]
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
-        loop = asyncio.get_running_loop()
-        report = await loop.run_in_executor(
-            self.executor, alignment_report, model.model, sources, targets, method, gold
+        lane = self.heavy_executor if work(sources + targets) >= self.limits.heavy_work else self.executor
+        report = await asyncio.get_running_loop().run_in_executor(
+            lane, alignment_report, model.model, sources, targets, method, gold
         )
         return {"model": model.name, **report}
 
@@ -159,6 +186,8 @@ class Explorer:
         stats = {
             "translate": vars(self.translate_batcher.stats),
             "classify": vars(self.classify_batcher.stats),
+            "heavy_translate": vars(self.heavy_translate.stats),
+            "heavy_classify": vars(self.heavy_classify.stats),
         }
         return {"status": "ok", "batching": self.translate_batcher.enabled, "model_calls": stats}
 

@@ -36,6 +36,8 @@ class Limits:
     max_document_chars: int = 20_000  # characters per document to classify
     max_work: int = 4_000  # sum over sentences of words x beam: the decoding work of one request
     max_layer_cells: int = 400_000  # estimated attention cells (T x S x layers x heads) with layers: true
+    heavy_work: int = 400  # from this work (or heavy_chars of documents) a request runs in the heavy lane
+    heavy_chars: int = 8_000
 
     def to_json(self) -> dict[str, int]:
         return asdict(self)
@@ -123,6 +125,11 @@ def boolean(data: dict[str, Any], name: str) -> bool:
     if not isinstance(value, bool):
         raise RequestError(400, f"field {name!r} must be true or false, got {shorten(value, 40)}")
     return value
+
+
+def work(texts: list[str], beam: int = 1) -> int:
+    """The decoding work of a request: the sum over its sentences of words x beam."""
+    return sum(len(t.split()) * beam for t in texts)
 
 
 def check_translate_cost(texts: list[str], beam: int, layer_maps: int, limits: Limits) -> None:

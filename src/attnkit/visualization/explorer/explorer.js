@@ -178,7 +178,7 @@ function select(id, options, value) {
   return node;
 }
 
-function translationCard(result, index) {
+function translationCard(result, index, loadLayers) {
   const card = el("article", { class: "card translation-card", "data-index": index });
   card.append(el("p", { class: "source" }, result.source));
   card.append(el("p", { class: "translation" }, result.translation));
@@ -195,8 +195,10 @@ function translationCard(result, index) {
   const words = el("input", { type: "checkbox", class: "words-toggle" });
   bar.append(el("label", {}, words, " words (subwords merged)"));
   let layerSelect = null, headSelect = null;
-  if (result.layer_attention) {
-    const layers = result.layer_attention.length, heads = result.layer_attention[0].length;
+  // a Transformer's per-layer maps: embedded in the result, or fetched for this card when first chosen
+  const shape = result.layer_attention ? [result.layer_attention.length, result.layer_attention[0].length] : loadLayers && loadLayers.shape;
+  if (shape && shape[0] > 0) {
+    const [layers, heads] = shape;
     layerSelect = select(`layer-${index}`, [["model", "decoding attention"], ...[...Array(layers).keys()].map((l) => [l, `layer ${l}`])], "model");
     headSelect = select(`head-${index}`, [["mean", "head mean"], ...[...Array(heads).keys()].map((h) => [h, `head ${h}`])], "mean");
     layerSelect.classList.add("layer-select");
@@ -216,7 +218,22 @@ function translationCard(result, index) {
     body.replaceChildren(tokenStrip(card, src, "source", matrix), tokenStrip(card, tgt, "target", matrix), matrixSvg(matrix, src, tgt), linksSvg(matrix, src, tgt));
     card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix, view: { ...view } };
   };
-  [words, layerSelect, headSelect].forEach((node) => node && node.addEventListener("change", draw));
+  const change = async () => {
+    if (layerSelect && layerSelect.value !== "model" && !result.layer_attention) {
+      layerSelect.disabled = true;
+      try {
+        result.layer_attention = await loadLayers.fetch(result);
+      } catch (e) {
+        layerSelect.value = "model";
+        status(e.message, true);
+      } finally {
+        layerSelect.disabled = false;
+      }
+    }
+    draw();
+    card.dataset.drawn = layerSelect ? layerSelect.value : "model";
+  };
+  [words, layerSelect, headSelect].forEach((node) => node && node.addEventListener("change", change));
   exports.addEventListener("click", (event) => {
     const kind = event.target.dataset && event.target.dataset.export;
     const stem = `attention-${index + 1}`;
@@ -228,9 +245,24 @@ function translationCard(result, index) {
   return card;
 }
 
-function showTranslations(results) {
+function showTranslations(results, loadLayers) {
   const box = document.getElementById("translate-results");
-  box.replaceChildren(...results.map((r, i) => translationCard(r, i)));
+  box.replaceChildren(...results.map((r, i) => translationCard(r, i, loadLayers)));
+}
+
+function layerLoader(request, model) {
+  // Layer attention is (L, H, T, S) per sentence: asked for one card at a time, when its layer view is
+  // first opened, by translating that sentence again with the same settings and layers: true.
+  if (!model || !(model.layers > 0)) return null;
+  return {
+    shape: [model.layers, model.heads],
+    fetch: async (result) => {
+      const body = { ...request, sentences: [result.source], layers: true };
+      const again = (await api("/api/translate", body)).results[0];
+      if (again.translation !== result.translation) throw new Error("the model answered differently; translate again");
+      return again.layer_attention;
+    },
+  };
 }
 
 // ---- classify view ---------------------------------------------------------------------------------
@@ -345,11 +377,8 @@ function wireForms() {
       sentences: lines("translate-input"), beam, n_best: Math.min(Number(document.getElementById("translate-nbest").value), beam),
       model: document.getElementById("translate-model").value || undefined,
     };
-    // layer attention only where a layer view is drawn (a Transformer) and only for a few sentences: it is
-    // (L, H, T, S) per sentence, and the server refuses requests whose answer would be too large
     const chosen = (state.models.translators || []).find((t) => t.name === body.model) || (state.models.translators || [])[0];
-    body.layers = Boolean(chosen && chosen.layers > 0 && body.sentences.length <= 8);
-    busy(event.target, api("/api/translate", body).then((data) => showTranslations(data.results)));
+    busy(event.target, api("/api/translate", body).then((data) => showTranslations(data.results, layerLoader(body, chosen))));
   });
   document.getElementById("classify-form").addEventListener("submit", (event) => {
     event.preventDefault();
