@@ -8,7 +8,7 @@ import pytest  # noqa: E402
 
 from attnkit.training.config import ExperimentConfig, to_dict  # noqa: E402
 
-FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+FIXTURES = __import__("pathlib").Path(__file__).parents[1] / "src" / "attnkit" / "configs"  # toy data
 
 
 def _save(path, config, model, **extra):

@@ -1,6 +1,19 @@
-"""attnkit: attention in sequence models, made real."""
+"""attnkit: attention in sequence models, made real.
 
-from .api import load, train
+``load`` and ``train`` are imported on first use, so ``import attnkit`` (and the console script's start)
+stays light: the CLI's entry point catches Ctrl-C from its first import on (``attnkit.cli.entry``).
+"""
+
+from typing import Any
+
 from .version import __version__
 
 __all__ = ["__version__", "load", "train"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("load", "train"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'attnkit' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m attnkit`` (and ``torchrun -m attnkit train ...``)."""
 
-from .cli.main import entry
+from .cli import entry
 
 entry()

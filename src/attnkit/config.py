@@ -214,10 +214,47 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = yaml.safe_load(raw)
 
 
+SHIPPED_CONFIGS = Path(__file__).parent / "configs"
+
+
+def shipped_configs() -> list[str]:
+    """Names of the example configs shipped in the package (``attnkit train NAME``)."""
+    return sorted(p.stem for p in SHIPPED_CONFIGS.glob("*.yaml"))
+
+
+def config_path(path: str | Path) -> Path:
+    """A config file, or the name of a shipped one (``toy-copy`` -> the package's toy-copy.yaml)."""
+    given = Path(path)
+    if given.exists() or given.suffix or len(given.parts) > 1:
+        return given
+    if (SHIPPED_CONFIGS / f"{given}.yaml").is_file():
+        return SHIPPED_CONFIGS / f"{given}.yaml"
+    raise ConfigError(
+        f"no config file {path} and no shipped config of that name: {', '.join(shipped_configs())}"
+    )
+
+
+def _relative_to(data: dict[str, Any], folder: Path) -> None:
+    """Data files named in a config file resolve against the config file's folder (as a config's
+    ``include`` would), so a config works from any current folder; ``--set`` paths stay as given."""
+    section = data.get("data")
+    if not isinstance(section, dict):
+        return
+    for key in ("train", "dev"):
+        files = section.get(key)
+        if isinstance(files, list):
+            section[key] = [
+                str(folder / f) if isinstance(f, str) and not Path(f).is_absolute() else f for f in files
+            ]
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
-    """Load a YAML experiment strictly, then apply ``key=value`` overrides."""
+    """Load a YAML experiment strictly (a file, or the name of a shipped config), then apply
+    ``key=value`` overrides. Data files in the file resolve against its folder; ``out_dir`` against the
+    current folder (where runs are written)."""
     data: dict[str, Any] = {}
     if path is not None:
+        path = config_path(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
@@ -230,6 +267,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             raise ConfigError(str(exc).replace("<unicode string>", str(path))) from None
         if data is None:
             raise ConfigError(f"{path}: the config is empty (see configs/ for complete examples)")
+        if isinstance(data, dict):
+            _relative_to(data, path.absolute().parent)
     for assignment in overrides or []:
         apply_override(data, assignment)
     config = from_dict(ExperimentConfig, data)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +98,8 @@ def fetch(name: str, source: str | None = None) -> Path:
 def _copy(source: str, relative: str, dest: Path, digest: str) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     if source.startswith(("http://", "https://")):
+        import urllib.request  # only when fetching from a URL
+
         url = f"{source.rstrip('/')}/{relative}"
         try:
             with urllib.request.urlopen(url, timeout=60) as answer, dest.open("wb") as out:  # noqa: S310

@@ -38,9 +38,9 @@ def _train_args(out: Path, *extra: str) -> list[str]:
         "--set",
         "training.progress=false",
         "--set",
-        f"data.train=[{ROOT}/tests/fixtures/toy_copy.tsv]",
+        f"data.train=[{ROOT}/src/attnkit/configs/toy_copy.tsv]",
         "--set",
-        f"data.dev=[{ROOT}/tests/fixtures/toy_copy_dev.tsv]",
+        f"data.dev=[{ROOT}/src/attnkit/configs/toy_copy_dev.tsv]",
         *extra,
     ]
 
@@ -245,8 +245,8 @@ def test_the_library_never_prints(tmp_path, capsys):
         "training.max_steps=2",
         "training.validate_every=2",
         "training.progress=false",
-        f"data.train=[{ROOT}/tests/fixtures/toy_copy.tsv]",
-        f"data.dev=[{ROOT}/tests/fixtures/toy_copy_dev.tsv]",
+        f"data.train=[{ROOT}/src/attnkit/configs/toy_copy.tsv]",
+        f"data.dev=[{ROOT}/src/attnkit/configs/toy_copy_dev.tsv]",
     ]
     train(load_config(TOY, sets))
     assert capsys.readouterr().out == ""
@@ -256,3 +256,36 @@ def test_stdin_text_streams_still_work(translator_ckpt, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("ab cd\n"))
     assert main(["translate", "--model", str(translator_ckpt), "--json", "--beam", "1"]) == 0
     assert "translation" in json.loads(capsys.readouterr().out.splitlines()[0])
+
+
+INTERRUPT_DURING_IMPORT = """
+import os, sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["INTERRUPT_AT"]:
+            raise KeyboardInterrupt
+        return None
+sys.meta_path.insert(0, Interrupt())
+from attnkit.cli import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize("module", ["argparse", "attnkit.cli.main", "numpy", "onnxruntime"])
+def test_ctrl_c_while_the_cli_is_still_importing_is_one_line_and_130(module):
+    """The console script's entry imports nothing before its try: Ctrl-C during any import is exit 130."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_DURING_IMPORT, "translate", "The cat."],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "INTERRUPT_AT": module},
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith("interrupted") and "Traceback" not in done.stderr
+
+
+def test_importing_the_console_script_imports_nothing_heavy():
+    code = "import sys, attnkit.cli; print(sorted({'argparse', 'numpy', 'attnkit.api'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

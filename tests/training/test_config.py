@@ -8,7 +8,7 @@ import torch
 from attnkit.training.config import ConfigError, load_config
 from attnkit.training.schedule import Schedule, linear_factor, warmup_factor
 
-CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
+CONFIGS = sorted((Path(__file__).resolve().parents[2] / "src" / "attnkit" / "configs").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
@@ -70,3 +70,25 @@ def test_linear_schedule_needs_max_steps():
     with pytest.raises(ConfigError, match="max_steps"):
         load_config(None, ["training.schedule=linear"])
     assert load_config(None, ["training.schedule=linear", "training.max_steps=10"]).training.max_steps == 10
+
+
+def test_shipped_configs_load_by_name_from_any_folder(tmp_path, monkeypatch):
+    """After a pip install there is no configs/ folder: names resolve to the package's copies, and their
+    data files resolve against the config's own folder, not the current one."""
+    monkeypatch.chdir(tmp_path)
+    config = load_config("toy-copy")
+    assert config.name == "toy-copy"
+    assert all(Path(f).is_file() for f in config.data.train + config.data.dev)
+    with pytest.raises(ConfigError, match="no shipped config of that name: .*toy-copy"):
+        load_config("toy-cpy")
+
+
+def test_data_paths_resolve_against_the_config_file_and_set_paths_as_given(tmp_path, monkeypatch):
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    (folder / "exp.yaml").write_text("name: exp\ndata:\n  train: [pairs.tsv]\n  dev: [/abs/dev.tsv]\n")
+    monkeypatch.chdir(tmp_path)
+    config = load_config("experiment/exp.yaml", ["data.dev=[here.tsv]"])
+    assert config.data.train == [str(folder / "pairs.tsv")]
+    assert config.data.dev == ["here.tsv"]
+    assert load_config(folder / "exp.yaml").data.dev == ["/abs/dev.tsv"]

@@ -21,8 +21,8 @@ def _sets(out: Path, **extra: object) -> list[str]:
     values = {
         "training.out_dir": str(out),
         "training.progress": False,
-        "data.train": f"[{ROOT}/tests/fixtures/toy_copy.tsv]",
-        "data.dev": f"[{ROOT}/tests/fixtures/toy_copy_dev.tsv]",
+        "data.train": f"[{ROOT}/src/attnkit/configs/toy_copy.tsv]",
+        "data.dev": f"[{ROOT}/src/attnkit/configs/toy_copy_dev.tsv]",
         **extra,
     }
     return [x for k, v in values.items() for x in ("--set", f"{k}={v}")]

@@ -1,1 +1,18 @@
-"""The command line: a thin layer over the Python API, one small module per subcommand."""
+"""The command line: a thin layer over the Python API, one small module per subcommand.
+
+``entry`` is the console script. It lives here, importing nothing at module level, so that Ctrl-C at
+any moment after Python itself has started, while the CLI's modules are still being imported included,
+exits 130 with one line instead of a traceback.
+"""
+
+
+def entry() -> None:
+    import sys
+
+    try:
+        from .main import entry as run
+
+        run()
+    except KeyboardInterrupt:
+        print("attnkit: interrupted", file=sys.stderr)
+        sys.exit(130)

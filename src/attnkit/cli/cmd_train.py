@@ -11,7 +11,9 @@ from ..errors import UsageError
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="train a model from a YAML config")
-    p.add_argument("config", help="YAML experiment file (see configs/)")
+    p.add_argument(
+        "config", help="YAML experiment file, or the name of a shipped one (toy-copy, enfr-transformer, ...)"
+    )
     p.add_argument(
         "--set",
         dest="overrides",
