@@ -38,6 +38,7 @@ def translator_ckpt(tmp_path_factory):
     src, tgt = read_parallel(FIXTURES / "toy_copy.tsv")
     tok = SubwordTokenizer.train(src + tgt + ["The cat sits on the mat."] * 5, vocab_size=60)
     config = ExperimentConfig(name="tiny")
+    config.data.train = [str(FIXTURES / "toy_copy.tsv")]  # what its tokenizer saw (no language pair)
     config.model.rnn.embed_size = config.model.rnn.hidden_size = 16
     torch.manual_seed(0)
     model = build_model(config.model, len(tok))
@@ -58,6 +59,7 @@ def transformer_ckpt(tmp_path_factory, translator_ckpt):
 
     tok = SubwordTokenizer(load_checkpoint(translator_ckpt)["tokenizer"])
     config = ExperimentConfig(name="tiny-transformer")
+    config.data.train = [str(FIXTURES / "toy_copy.tsv")]
     config.model.name = "transformer"
     t = config.model.transformer
     t.d_model, t.num_heads, t.ff_size, t.encoder_layers, t.decoder_layers = 16, 2, 32, 2, 2

@@ -38,6 +38,8 @@ def test_crafted_pickle_is_refused_and_never_runs(tmp_path):
     assert not marker.exists()
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "evil.pt" in lines[0] and "refused" in lines[0]
+    assert "would call posix.system" in lines[0] or "would call nt.system" in lines[0]
+    assert "--trust-pickle" not in lines[0]  # never suggested for a file that runs commands
     assert "Traceback" not in result.stderr
     with pytest.raises(CheckpointError, match="refused"):  # convert needs --trust-pickle for it
         convert_legacy(evil, tmp_path / "out.pt")

@@ -255,16 +255,33 @@ def _read_safely(path: Path) -> Any:
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
-        refused = re.search(r"(GLOBAL|global) ([\w.]+ ?[\w.]*)", str(exc))
-        what = f" ({refused.group(2).strip()})" if refused else ""
-        raise CheckpointError(
-            f"{path}: refused: the file holds Python objects{what} that loading would have to run; "
-            "attnkit checkpoints hold plain data only. If it is a checkpoint of an earlier attnkit and you "
-            f"trust where it came from: attnkit convert {path} NEW.pt --trust-pickle"
-        ) from None
+        raise CheckpointError(_refusal(path, str(exc))) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
         reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(f"{path}: not an attnkit checkpoint (unreadable: {reason})") from None
+
+
+# Modules whose functions a pickle calls to run commands or code: such a file is an attack, not an old
+# checkpoint, and ``convert --trust-pickle`` is never suggested for it.
+_HOSTILE = {"builtins", "code", "ctypes", "importlib", "nt", "os", "posix", "pty", "runpy", "shutil"}
+_HOSTILE |= {"socket", "subprocess", "sys", "webbrowser", "pickle", "marshal", "types", "operator"}
+
+
+def _refusal(path: Path, error: str) -> str:
+    """The message for a file torch's weights-only reader refused, naming the global it would call."""
+    found = re.search(r"GLOBAL ([\w.]+)", error, re.IGNORECASE)
+    name = found.group(1) if found else ""
+    if name.split(".")[0] in _HOSTILE:
+        return (
+            f"{path}: refused: loading it would call {name}, which runs commands or code; it is not an "
+            "attnkit checkpoint and should not be trusted"
+        )
+    what = f" ({name})" if name else ""
+    return (
+        f"{path}: refused: the file holds Python objects{what} that loading would have to run; attnkit "
+        "checkpoints hold plain data only. If it is a checkpoint of an earlier attnkit and you trust "
+        f"where it came from: attnkit convert {path} NEW.pt --trust-pickle"
+    )
 
 
 def check_payload(payload: Any, path: str | Path, task: str | None = None) -> Checkpoint:

@@ -289,3 +289,33 @@ def test_importing_the_console_script_imports_nothing_heavy():
     code = "import sys, attnkit.cli; print(sorted({'argparse', 'numpy', 'attnkit.api'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("adapt", ["0", "5"])
+def test_align_refuses_a_reverse_model_of_the_wrong_direction(tmp_path, capsys, adapt):
+    """en->fr with an en->fr "reverse" model: refused before any work (before fine-tuning with --adapt)."""
+    (tmp_path / "s.txt").write_text("the cat\n")
+    (tmp_path / "t.txt").write_text("le chat\n")
+    args = ["align", "--src", str(tmp_path / "s.txt"), "--tgt", str(tmp_path / "t.txt"), "--adapt", adapt]
+    assert main([*args, "--reverse-model", "enfr-transformer"]) == 2
+    assert "the reverse model must translate fr->en" in capsys.readouterr().err
+    if adapt == "0":
+        assert main([*args, "--reverse-model", "fren-rnn"]) == 0
+        assert capsys.readouterr().out.strip() == "0-0 1-1"
+
+
+def test_every_option_of_every_command_has_help():
+    import argparse
+
+    from attnkit.cli.main import build_parser
+
+    missing = []
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                missing += [
+                    f"{name} {a.option_strings or a.dest}"
+                    for a in sub._actions
+                    if not a.help and not isinstance(a, argparse._HelpAction)
+                ]
+    assert missing == []

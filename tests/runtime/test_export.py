@@ -347,3 +347,19 @@ def test_verification_refuses_an_export_that_disagrees_with_its_model(exported):
         judge("int8", [True, False, False], 0.01, "translations", "attention")
     with pytest.raises(ExportError, match="attention difference nan"):
         judge("fp32", [True] * 3, float("nan"), "translations", "attention")
+
+
+def test_int8_quantization_logs_nothing_to_the_users_terminal(exported, tmp_path, caplog):
+    """onnxruntime's quantizer advice ("consider pre-processing") never reaches the root logger."""
+    import logging
+
+    from attnkit.export.onnx_files import quantize_int8
+
+    _, onnx_side, manifest = exported
+    source = onnx_side.manifest.root / manifest["graphs"]["fp32"]["step"]
+    handlers = list(logging.getLogger().handlers)
+    with caplog.at_level(logging.DEBUG):
+        quantize_int8(source, tmp_path / "step.int8.onnx")
+    assert (tmp_path / "step.int8.onnx").stat().st_size > 0
+    assert not [r for r in caplog.records if "onnxruntime" in r.pathname]
+    assert logging.getLogger().handlers == handlers

@@ -20,7 +20,12 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--src", required=True, help="source sentences, whitespace-tokenized words")
     p.add_argument("--tgt", required=True, help="target sentences, line-aligned with --src")
     p.add_argument("--gold", help="gold links, NAACL format 'SENT SRC TGT S|P' (1-based): print AER")
-    p.add_argument("--method", choices=METHODS, default="argmax")
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default="argmax",
+        help="how links are read off the attention (default argmax)",
+    )
     p.add_argument("--threshold", type=float, default=0.3, help="for --method threshold")
     p.add_argument("--layer", type=int, help="Transformer: decoder layer whose cross-attention is used")
     p.add_argument("--heads", help="Transformer: comma-separated head indices to average (default all)")
@@ -63,7 +68,7 @@ def add_parser(sub: Any, name: str) -> None:
         "Hansards trial set: test AER 0.343 -> 0.128). 0 = off",
     )
     p.add_argument("--adapt-lr", type=float, default=3e-4, help="learning rate of --adapt (constant)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the AER report (with --gold) as JSON")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
     p.set_defaults(run=run)
@@ -82,6 +87,12 @@ def run(args: argparse.Namespace) -> int:
     args.gold_links = _gold(args.gold, sources, targets) if args.gold else None  # checked before any work
     if not args.adapt:
         return _align(args, sources, targets)
+    if args.reverse_model:  # before minutes of fine-tuning
+        from ..api import load_translator
+
+        check_directions(
+            *(load_translator(m, backend=_backend(args)) for m in (args.model, args.reverse_model))
+        )
     import tempfile
 
     from ..training.adapt import adapt_translator
@@ -109,7 +120,12 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     if args.search:
         return _search(args, translator, sources, targets)
-    links = _links(args, translator, sources, targets, heads)
+    reverse = None
+    if args.reverse_model:
+        reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
+        if not args.adapt:  # adapted copies were checked before their fine-tuning
+            check_directions(translator, reverse)
+    links = _links(args, translator, reverse, sources, targets, heads)
     if args.gold is None:
         from ..evaluation.alignment import pharaoh
 
@@ -143,23 +159,45 @@ def _backend(args: argparse.Namespace) -> str:
     return str(args.backend)
 
 
+def language_pair(translator: Any) -> tuple[str, str] | None:
+    """(source, target) languages of a translator trained on a shipped dataset; None when unknown."""
+    from ..datasets import PARALLEL
+
+    config = getattr(translator, "config", None)
+    if config is not None:
+        data = vars(config.data)
+    else:  # an ONNX export keeps its recipe in the manifest
+        data = translator.manifest.meta.get("config", {}).get("data", {})
+    entry = None if data.get("train") else PARALLEL.get(str(data.get("dataset")))
+    return (entry[1], entry[2]) if entry else None
+
+
+def check_directions(forward: Any, reverse: Any) -> None:
+    """--reverse-model must translate the other way (target -> source) when both directions are known."""
+    ahead, back = language_pair(forward), language_pair(reverse)
+    if ahead and back and back != (ahead[1], ahead[0]):
+        raise UsageError(
+            f"--reverse-model translates {back[0]}->{back[1]}, but --model translates {ahead[0]}->{ahead[1]}: "
+            f"the reverse model must translate {ahead[1]}->{ahead[0]}"
+        )
+
+
 def _links(
     args: argparse.Namespace,
     translator: Any,
+    reverse: Any,
     sources: list[str],
     targets: list[str],
     heads: list[int] | None,
 ) -> list[set[tuple[int, int]]]:
-    from ..api import load_translator
     from ..evaluation.alignment import align, symmetrize, word_matrices
 
     def matrices(model: Any, src: list[str], tgt: list[str]) -> list[Any]:
         return word_matrices(model, src, tgt, args.layer, heads, args.shift, args.scores)
 
     forward = matrices(translator, sources, targets)
-    if not args.reverse_model:
+    if reverse is None:
         return [align(m, args.method, args.threshold) for m in forward]
-    reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
     backward = matrices(reverse, targets, sources)
     return [symmetrize(f, b, args.symmetrize, args.method, args.threshold) for f, b in zip(forward, backward)]
 

@@ -26,10 +26,10 @@ def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="accuracy, macro-F1, per-class F1 and confusion matrix on labelled data")
     p.add_argument("--model", default=None, help="checkpoint or shipped classifier (default: shipped)")
     p.add_argument("--data", required=True, help="JSONL (or CSV) with text and label fields")
-    p.add_argument("--text-field", default="text")
-    p.add_argument("--label-field", default="label")
+    p.add_argument("--text-field", default="text", help="the JSONL/CSV field holding the text")
+    p.add_argument("--label-field", default="label", help="the JSONL/CSV field holding the gold label")
     p.add_argument("--title-field", default="title", help="prepended as the first sentence; '' to ignore")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     _prior_option(p)
     p.set_defaults(run=run_evaluate)
 

@@ -16,8 +16,8 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--model", default=None, help="checkpoint or shipped model name (default: shipped)")
     p.add_argument("--src", required=True, help="source sentences, one per line (plain or .gz)")
     p.add_argument("--ref", required=True, help="reference translations, line-aligned with --src")
-    p.add_argument("--beam", type=int, default=5)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--beam", type=int, default=5, help="beam size; 1 = greedy (default 5)")
+    p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default 64)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
         "--int8", action="store_true", help="int8 weights: faster CPU decoding of small batches (see README)"

@@ -9,7 +9,7 @@ from typing import Any
 
 def add_parser(sub: Any, name: str) -> None:
     p = sub.add_parser(name, help="list scorers, models and shipped checkpoints")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(run=run)
 
 

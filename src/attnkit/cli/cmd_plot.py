@@ -20,8 +20,13 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--out", required=True, help="image to write (.png, .svg, .pdf)")
     p.add_argument("--index", type=int, default=0, help="which record of a JSON-lines file (default 0)")
-    p.add_argument("--values", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--title", default="Attention weights")
+    p.add_argument(
+        "--values",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write each weight in its cell (default: when the grid is at most 12 x 12)",
+    )
+    p.add_argument("--title", default="Attention weights", help="the figure's title")
     p.set_defaults(run=run)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..log import log
+from .options import add_backend
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -16,14 +17,14 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
     )
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     p.add_argument(
         "--translator", action="append", help="shipped name or path; repeat for several (default: shipped)"
     )
     p.add_argument(
         "--classifier", action="append", help="shipped name or path; repeat for several (default: shipped)"
     )
-    p.add_argument("--backend", choices=("auto", "onnx", "torch"), default="auto")
+    add_backend(p)
     p.add_argument(
         "--int8",
         action="store_true",

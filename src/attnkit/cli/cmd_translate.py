@@ -16,7 +16,7 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("text", nargs="*", help="sentences to translate; read from stdin, one per line, when none")
     p.add_argument("--model", default=None, help="checkpoint path or shipped model name (see `attnkit list`)")
     p.add_argument("--beam", type=int, default=5, help="beam size; 1 = greedy (default 5)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default 64)")
     p.add_argument("--n-best", type=int, default=1, help="also return the next best hypotheses (JSON)")
     p.add_argument("--json", action="store_true", help="print one JSON object per line, attention included")
     p.add_argument("--plot", metavar="FILE", help="draw the attention of the first sentence (.png/.svg/.pdf)")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +98,28 @@ def quantize_int8(src: Path, dst: Path) -> None:
     ``torch.ao.quantization.quantize_dynamic`` does for the torch int8 path."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _root_logging_muted():
         warnings.simplefilter("ignore")
         quantize_dynamic(
             str(src), str(dst), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Gemm"]
         )
+
+
+@contextlib.contextmanager
+def _root_logging_muted() -> Iterator[None]:
+    """onnxruntime's quantizer logs advice for its own users ("consider pre-processing") on the root
+    logger, which also installs a handler there (``logging.warning`` calls ``basicConfig``): both would
+    reach an attnkit user's terminal, ``--quiet`` or not. A NullHandler keeps ``basicConfig`` away and
+    a filter drops the quantizer's records while it runs."""
+    root = logging.getLogger()
+    handler, drop = logging.NullHandler(), lambda record: "onnxruntime" not in record.pathname
+    root.addHandler(handler)
+    root.addFilter(drop)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
+        root.removeHandler(handler)
 
 
 def quantized(root: Path, name: str, int8_name: str) -> str:

@@ -48,7 +48,7 @@ def adaptation_config(
     t.max_steps, t.max_minutes, t.max_epochs, t.validate_every = steps, 0.0, 1_000_000, steps
     t.checkpoint_every, t.validate_bleu, t.dev_limit, t.patience = checkpoint_every, False, 64, 0
     t.keep_last = 1 if checkpoint_every <= 0 else steps // checkpoint_every + 1
-    t.snapshot_minutes, t.progress, t.seed = [], False, 1
+    t.snapshot_minutes, t.progress, t.seed = [], True, 1  # a bar: --adapt can run for minutes
     return config
 
 
@@ -63,7 +63,8 @@ def adapt_translator(
 ) -> Path:
     """Fine-tune the translator ``model`` (a checkpoint or shipped name; None = the default) on the
     pairs (sources[i], targets[i]) for ``steps`` updates, with its own recipe at a constant ``lr``,
-    and return the checkpoint written to ``out_dir`` (trained on ``device``). Training logs go to stderr."""
+    and return the checkpoint written to ``out_dir`` (trained on ``device``). Training logs and a
+    progress bar (off with ``--quiet``) go to stderr."""
     if len(sources) != len(targets) or not sources:
         raise UsageError(f"--adapt needs aligned sentence pairs, got {len(sources)} and {len(targets)} lines")
     out = Path(out_dir)

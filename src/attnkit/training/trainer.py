@@ -31,7 +31,7 @@ from ..checkpoint import (
 )
 from ..config import ExperimentConfig, to_dict
 from ..device import autocast, resolve_device, to_device
-from ..log import log
+from ..log import log, quiet
 from ..version import __version__
 from . import distributed as dist
 from .schedule import Schedule
@@ -125,7 +125,7 @@ class Trainer:
         bar = tqdm(
             total=self.cfg.max_steps or None,
             initial=self.pos.step,
-            disable=not self.cfg.progress or self.rank,
+            disable=not self.cfg.progress or bool(self.rank) or quiet(),
             unit="step",
             dynamic_ncols=True,
             file=sys.stderr,
