@@ -71,7 +71,75 @@ def cli_cases(tmp: Path) -> list[tuple[str, list[str], bytes | None, list[Path]]
         ("serve --port 70000", ["serve", "--port", "70000"], None, []),
         ("serve unknown host", ["serve", "--host", "no-such-host.invalid"], None, []),
         ("unknown model", ["translate", "--model", "enfr-rnm", "a"], None, []),
+        ("unknown shipped config", ["train", "toy-cpy"], None, []),
+        (
+            "align reverse model, same direction",
+            ["align", "--src", str(src), "--tgt", str(ref), "--reverse-model", "enfr-transformer"],
+            None,
+            [],
+        ),
+        ("a pickle that runs a command", ["translate", "--model", str(_evil(tmp)), "a"], None, []),
     ]
+
+
+def _evil(tmp: Path) -> Path:
+    """A torch.save file whose unpickling would run ``touch`` (it must be refused, never run)."""
+    code = (
+        "import os, sys, torch\n"
+        "class E:\n    def __reduce__(self): return (os.system, ('touch ' + sys.argv[2],))\n"
+        "torch.save({'model': E()}, sys.argv[1])"
+    )
+    path = tmp / "evil.pt"
+    subprocess.run([sys.executable, "-c", code, str(path), str(tmp / "PWNED")], check=True)
+    return path
+
+
+def run_interrupts(tmp: Path) -> list[tuple[str, bool, str]]:
+    """Ctrl-C at many moments: while the CLI imports, loads and translates (exit 130 or done, one line,
+    no traceback), and during training (then the run folder's newest checkpoint must load). The first
+    ~30 ms are Python's own start-up (site, encodings), before any attnkit code can run: not tried."""
+    import signal
+    import time
+
+    rows = []
+    for delay in [0.03 + 0.02 * k for k in range(20)]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "attnkit", "translate", "The cat sits on the mat."],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+        text = err.decode(errors="replace").strip()
+        ok = process.returncode in (0, 130) and "Traceback" not in text and len(text.splitlines()) <= 1
+        rows.append((f"Ctrl-C translate at {delay:.2f} s", ok, f"exit {process.returncode}: {text[-100:]}"))
+    for delay in (0.5, 1.0, 1.3, 1.6, 2.0, 2.5, 4.0):
+        out = tmp / f"run-{delay}"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "attnkit", "train", TOY, "--set", f"training.out_dir={out}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=300)
+        text = err.decode(errors="replace")
+        usable = _newest_loads(out)
+        ok = process.returncode == 130 and "Traceback" not in text and usable
+        rows.append(
+            (f"Ctrl-C train at {delay:.1f} s", ok, f"exit {process.returncode}, checkpoint usable: {usable}")
+        )
+    return rows
+
+
+def _newest_loads(out: Path) -> bool:
+    """No run folder, or one whose newest checkpoint loads and resumes."""
+    steps = sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1])) if out.is_dir() else []
+    if not steps:
+        return True
+    code = "import sys; from attnkit.checkpoint import load_checkpoint; c = load_checkpoint(sys.argv[1]); c['optimizer']"
+    return subprocess.run([sys.executable, "-c", code, str(steps[-1])], capture_output=True).returncode == 0
 
 
 def run_cli(tmp: Path) -> list[tuple[str, bool, str]]:
@@ -172,7 +240,9 @@ def run_http() -> list[tuple[str, bool, str]]:
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        rows = run_cli(Path(tmp)) + run_http()
+        rows = run_cli(Path(tmp)) + run_http() + run_interrupts(Path(tmp))
+        if (Path(tmp) / "PWNED").exists():
+            rows.append(("the crafted pickle never ran", False, "it ran: PWNED exists"))
     for name, ok, detail in rows:
         print(f"{'ok  ' if ok else 'FAIL'} {name:40s} {detail[:120]}")
     failed = sum(not ok for _, ok, _ in rows)

@@ -319,3 +319,33 @@ def test_every_option_of_every_command_has_help():
                     if not a.help and not isinstance(a, argparse._HelpAction)
                 ]
     assert missing == []
+
+
+HELD_DURING_IMPORT = """
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from attnkit.cli.interrupts import install
+install()
+try:
+    import swallower  # sends itself Ctrl-C mid-import, then swallows what reaches it, as some libraries do
+    time.sleep(1.0)  # the held interrupt is raised here, after the import
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted after the import; module complete:", swallower.COMPLETE)
+"""
+
+
+def test_ctrl_c_during_an_import_is_held_until_the_import_is_done(tmp_path):
+    (tmp_path / "swallower.py").write_text(
+        "import os, signal, time\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(0.2)\n"
+        "except BaseException:\n"
+        "    pass\n"
+        "COMPLETE = True\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_DURING_IMPORT, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "interrupted after the import; module complete: True", done.stderr

@@ -177,8 +177,8 @@ def check_directions(forward: Any, reverse: Any) -> None:
     ahead, back = language_pair(forward), language_pair(reverse)
     if ahead and back and back != (ahead[1], ahead[0]):
         raise UsageError(
-            f"--reverse-model translates {back[0]}->{back[1]}, but --model translates {ahead[0]}->{ahead[1]}: "
-            f"the reverse model must translate {ahead[1]}->{ahead[0]}"
+            f"--reverse-model translates {back[0]}->{back[1]}, but --model translates "
+            f"{ahead[0]}->{ahead[1]}: the reverse model must translate {ahead[1]}->{ahead[0]}"
         )
 
 

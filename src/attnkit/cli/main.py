@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 import traceback
 import warnings
@@ -139,4 +140,7 @@ def entry() -> None:
         code = 130
     with contextlib.suppress(BrokenPipeError):  # a reader that went away (``| head``) is not an error
         sys.stdout.flush()
+    # The work is done and written: a Ctrl-C during the interpreter's shutdown (where Python puts the
+    # default handler back, so it would kill the process with no message) changes nothing now.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
