@@ -117,6 +117,52 @@ class TranslatorBase:
     def attention_heads(self) -> int:
         return 1
 
+    @property
+    def default_layer(self) -> int:
+        """The decoder layer whose head mean is the model's decoding attention (Transformers)."""
+        return -1
+
+    def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
+        """The backend's step for teacher-forced attention over a batch of pairs (targets without BOS or
+        EOS; the backend adds them): the decoding attention (B, T, S) or, with ``layers``, every decoder
+        layer's and head's cross-attention (B, L, H, T, S); T and S padded to the batch's longest + 1."""
+        raise NotImplementedError
+
+    def forced_attention(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        layer: int | None = None,
+        heads: Sequence[int] | None = None,
+        batch_size: int = 64,
+    ) -> list[tuple[list[str], list[str], np.ndarray]]:
+        """Attention while the model is forced to produce the given targets (teacher forcing).
+
+        Returns per pair (source pieces + </s>, target pieces + </s>, attention (T, S)). For a
+        Transformer, ``layer`` and ``heads`` choose which cross-attention maps are averaged
+        (default: the decoding attention, ``default_layer``'s head mean); for an RNN they must be None.
+        """
+        chosen = check_heads(layer, heads, self.attention_layers, self.attention_heads, self.default_layer)
+        src_ids, tgt_ids = self.pair_ids(sources, targets)
+        out: list[tuple[list[str], list[str], np.ndarray]] = []
+        for start in progress(range(0, len(src_ids), batch_size), -(-len(src_ids) // batch_size), "aligning"):
+            chunk = range(start, min(start + batch_size, len(src_ids)))
+            s_ids, t_ids = [src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk]
+            if self.attention_layers and (layer is not None or heads):
+                maps = self._forced_maps(s_ids, t_ids, True)[:, chosen]  # (B, H, T, S)
+                maps = (maps[:, list(heads)] if heads else maps).mean(1)
+            else:
+                maps = self._forced_maps(s_ids, t_ids, False)  # (B, T, S)
+            out += [self.pair_maps(src_ids[i], tgt_ids[i], maps[row]) for row, i in enumerate(chunk)]
+        return out
+
+    def layer_attention(self, result: Translation) -> np.ndarray | None:
+        """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
+        if not self.attention_layers:
+            return None
+        src_ids, tgt_ids = self.result_ids(result)
+        return np.ascontiguousarray(self._forced_maps([src_ids], [tgt_ids], True)[0])
+
     def _encode(self, text: str, notes: list[str] | None = None) -> list[int]:
         ids = self.tokenizer.encode(text)
         if len(ids) > self.max_source_tokens:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -16,9 +14,8 @@ from .data.tokenizer import SubwordTokenizer, vocabularies_from
 from .decoding import TorchStepper
 from .device import model_device, resolve_device, to_device
 from .errors import DeviceError
-from .log import progress
 from .models.build import build_model, load_for_inference, restore
-from .results import Translation, TranslatorBase, check_heads
+from .results import Translation, TranslatorBase
 
 __all__ = ["Translation", "Translator"]
 
@@ -70,46 +67,18 @@ class Translator(TranslatorBase):
     def _stepper(self) -> TorchStepper:
         return TorchStepper(self.model, model_device(self.model))
 
+    @property
+    def default_layer(self) -> int:
+        return int(getattr(self.model, "attention_layer", -1))
+
     @torch.no_grad()
-    def forced_attention(
-        self,
-        sources: Sequence[str],
-        targets: Sequence[str],
-        layer: int | None = None,
-        heads: Sequence[int] | None = None,
-        batch_size: int = 64,
-    ) -> list[tuple[list[str], list[str], np.ndarray]]:
-        """Attention while the model is forced to produce the given targets (teacher forcing).
-
-        Returns per pair (source pieces + </s>, target pieces + </s>, attention (T, S)). For a
-        Transformer, ``layer`` and ``heads`` choose which cross-attention maps are averaged
-        (default: the model's ``attention_layer``, all heads); for an RNN they must be None.
-        """
-        src_ids, tgt_ids = self.pair_ids(sources, targets)
-        out: list[tuple[list[str], list[str], np.ndarray]] = []
-        for start in progress(range(0, len(sources), batch_size), -(-len(sources) // batch_size), "aligning"):
-            chunk = range(start, min(start + batch_size, len(sources)))
-            batch = make_batch([src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk])
-            maps = (
-                self._maps(to_device(batch, model_device(self.model)), layer, heads).float().cpu()
-            )  # (B, T, S)
-            out += [self.pair_maps(src_ids[i], tgt_ids[i], maps[row].numpy()) for row, i in enumerate(chunk)]
-        return out
-
-    def _maps(self, batch: Any, layer: int | None, heads: Sequence[int] | None) -> torch.Tensor:
-        default = int(getattr(self.model, "attention_layer", -1))
-        chosen = check_heads(layer, heads, self.attention_layers, self.attention_heads, default)
-        if not self.attention_layers:
-            return self.model(batch.src, batch.src_mask, batch.tgt_in).attention
-        maps = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True).layer_attention[chosen]
-        return (maps[:, list(heads)] if heads else maps).mean(1)  # (B, T, S)
-
-    def layer_attention(self, result: Translation) -> np.ndarray | None:
-        """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
-        if not self.attention_layers:
-            return None
-        src_ids, tgt_ids = self.result_ids(result)
-        batch = to_device(make_batch([src_ids], [tgt_ids]), model_device(self.model))
-        with torch.no_grad():
-            out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)
-        return torch.stack([m[0] for m in out.layer_attention]).float().cpu().numpy()
+    def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
+        """Shapes: -> (B, T, S), or (B, L, H, T, S) with ``layers`` (see ``TranslatorBase``)."""
+        batch = to_device(make_batch(src_ids, tgt_ids), model_device(self.model))
+        if not layers:
+            if not self.attention_layers:
+                return self.model(batch.src, batch.src_mask, batch.tgt_in).attention.float().cpu().numpy()
+            maps = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True).layer_attention
+            return maps[self.default_layer].mean(1).float().cpu().numpy()
+        out = self.model(batch.src, batch.src_mask, batch.tgt_in, all_layers=True)
+        return torch.stack(list(out.layer_attention), 1).float().cpu().numpy()  # (B, L, H, T, S)

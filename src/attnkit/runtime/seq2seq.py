@@ -6,7 +6,7 @@ run; this module only feeds graphs and carries their state between steps. No tor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,8 +15,7 @@ import numpy as np
 
 from ..data.arrays import pad_ids, source_arrays
 from ..data.tokenizer import SubwordTokenizer
-from ..log import progress
-from ..results import Translation, TranslatorBase, check_heads
+from ..results import Translation, TranslatorBase
 from ..search import top_candidates
 from ..vocab import BOS
 from .manifest import ExportError, Manifest, read_manifest
@@ -147,35 +146,12 @@ class OnnxTranslator(TranslatorBase):
             rows.append(out[key][:, 0] if key == "attention" else out[key])
         return np.stack(rows, 1)
 
-    def forced_attention(
-        self,
-        sources: Sequence[str],
-        targets: Sequence[str],
-        layer: int | None = None,
-        heads: Sequence[int] | None = None,
-        batch_size: int = 64,
-    ) -> list[tuple[list[str], list[str], np.ndarray]]:
-        """As ``Translator.forced_attention``: per pair (source pieces + </s>, target pieces + </s>,
-        attention (T, S))."""
-        default = int(self.manifest.meta.get("attention_layer", -1))
-        chosen = check_heads(layer, heads, self.attention_layers, self.attention_heads, default)
-        src_ids, tgt_ids = self.pair_ids(sources, targets)
-        out = []
-        for start in progress(range(0, len(src_ids), batch_size), -(-len(src_ids) // batch_size), "aligning"):
-            chunk = range(start, min(start + batch_size, len(src_ids)))
-            s_ids, t_ids = [src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk]
-            if self.attention_layers and (layer is not None or heads):
-                maps = self._forced(s_ids, t_ids, "layer_attention")[:, :, chosen]  # (B, T, H, S)
-                maps = (maps[:, :, list(heads)] if heads else maps).mean(2)
-            else:
-                maps = self._forced(s_ids, t_ids, "attention")
-            out += [self.pair_maps(src_ids[i], tgt_ids[i], maps[row]) for row, i in enumerate(chunk)]
-        return out
+    @property
+    def default_layer(self) -> int:
+        return int(self.manifest.meta.get("attention_layer", -1))
 
-    def layer_attention(self, result: Translation) -> np.ndarray | None:
-        """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""
-        if not self.attention_layers:
-            return None
-        src_ids, tgt_ids = self.result_ids(result)
-        maps = self._forced([src_ids], [tgt_ids], "layer_attention")[0]  # (T, L, H, S)
-        return np.ascontiguousarray(maps.transpose(1, 2, 0, 3))
+    def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
+        """Shapes: -> (B, T, S), or (B, L, H, T, S) with ``layers`` (see ``TranslatorBase``)."""
+        if layers:
+            return self._forced(src_ids, tgt_ids, "layer_attention").transpose(0, 2, 3, 1, 4)
+        return self._forced(src_ids, tgt_ids, "attention")
