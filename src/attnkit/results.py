@@ -22,6 +22,7 @@ from .data.parallel import normalize
 from .data.tokenizer import SubwordTokenizer
 from .errors import DataError, UsageError
 from .log import progress
+from .vocab import EOS, PAD
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -100,6 +101,10 @@ class TranslatorBase:
     target_tokenizer: SubwordTokenizer
     max_source_tokens: int = 200
     path: str = ""
+    # end-of-sentence and padding ids and how </s> is shown (a Hugging Face backend has its own)
+    eos_id: int = EOS
+    pad_id: int = PAD
+    eos_piece: str = "</s>"
 
     def _stepper(self) -> search.Stepper:
         raise NotImplementedError
@@ -194,7 +199,7 @@ class TranslatorBase:
         stepper = self._stepper()
 
         def decode(chunk: list[int]) -> list[list[search.Hypothesis]]:
-            src, src_mask = source_arrays([encoded[i] for i in chunk])
+            src, src_mask = source_arrays([encoded[i] for i in chunk], self.eos_id, self.pad_id)
             if beam <= 1:
                 return [[h] for h in search.greedy(stepper, src, src_mask)]
             return search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
@@ -216,8 +221,8 @@ class TranslatorBase:
         return Translation(
             source=source,
             translation=self.target_tokenizer.decode(best.tokens),
-            source_tokens=self.tokenizer.pieces(src_ids) + ["</s>"],
-            target_tokens=self.target_tokenizer.pieces(best.tokens) + ["</s>"],
+            source_tokens=self.tokenizer.pieces(src_ids) + [self.eos_piece],
+            target_tokens=self.target_tokenizer.pieces(best.tokens) + [self.eos_piece],
             attention=np.asarray(best.attention, dtype=np.float32),
             score=best.score,
             alternatives=[self.target_tokenizer.decode(h.tokens) for h in nbest[1:]],
@@ -240,8 +245,8 @@ class TranslatorBase:
         padded (T', S') rows: what ``forced_attention`` returns per pair."""
         t, s = len(tgt_ids) + 1, len(src_ids) + 1
         return (
-            self.tokenizer.pieces(list(src_ids)) + ["</s>"],
-            self.target_tokenizer.pieces(list(tgt_ids)) + ["</s>"],
+            self.tokenizer.pieces(list(src_ids)) + [self.eos_piece],
+            self.target_tokenizer.pieces(list(tgt_ids)) + [self.eos_piece],
             maps[:t, :s],
         )
 

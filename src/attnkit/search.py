@@ -36,7 +36,9 @@ class State(Protocol):
 
 
 class Stepper(Protocol):
-    """A seq2seq model seen by the search. ``target_ids`` (V_out,): the token id of each output index."""
+    """A seq2seq model seen by the search. ``target_ids`` (V_out,): the token id of each output index.
+    A stepper may set ``bos_id`` (the first decoder input) and ``eos_id`` when its vocabulary's special
+    ids are not attnkit's (``specials``), as a Hugging Face model's are."""
 
     target_ids: np.ndarray
 
@@ -73,13 +75,18 @@ def length_penalty(length: int, alpha: float) -> float:
     return float(((5.0 + length) / 6.0) ** alpha)
 
 
-def output_vocabulary(target_ids: np.ndarray) -> tuple[np.ndarray, int]:
+def specials(model: Any) -> tuple[int, int]:
+    """A stepper's (BOS, EOS) ids: its own ``bos_id``/``eos_id``, else attnkit's."""
+    return int(getattr(model, "bos_id", BOS)), int(getattr(model, "eos_id", EOS))
+
+
+def output_vocabulary(target_ids: np.ndarray, eos_id: int = EOS) -> tuple[np.ndarray, int]:
     """The ids the log-probabilities range over (V_out,) and the index of EOS among them.
 
     Searching in this space (not the full joint vocabulary) makes every step's softmax and top-k
     smaller; indices map back to token ids through it."""
     ids = np.asarray(target_ids, dtype=np.int64)
-    where = np.flatnonzero(ids == EOS)
+    where = np.flatnonzero(ids == eos_id)
     if where.size != 1:
         raise ValueError("the model's output vocabulary has no </s>")
     return ids, int(where[0])
@@ -111,7 +118,8 @@ def greedy(
     Shapes: src (B, S), src_mask (B, S) -> B hypotheses, attention (T + 1, S_i) each.
     """
     batch, src_len = src.shape
-    ids, eos = output_vocabulary(model.target_ids)
+    bos_id, eos_id = specials(model)
+    ids, eos = output_vocabulary(model.target_ids, eos_id)
     limits = max_lengths(src_mask, max_ratio, max_extra)  # (B,)
     steps = int(limits.max()) + 1
     tokens = np.full((batch, steps), eos, dtype=np.int64)  # output-vocabulary indices
@@ -119,7 +127,7 @@ def greedy(
     score = np.zeros(batch, dtype=np.float32)
     active = np.arange(batch)  # original sentence of each row still decoding
     state = model.encode(src, src_mask)
-    prev = np.full((batch, 1), BOS, dtype=np.int64)
+    prev = np.full((batch, 1), bos_id, dtype=np.int64)
     first_limit = int(limits.min())
     for t in range(steps):
         values, ids_k, state, attn = model.step(prev, state, 1)  # (b, 1), (b, 1), ..., (b, 1, S)
@@ -179,7 +187,8 @@ def beam(
     if not 1 <= n_best <= beam_size:
         raise UsageError(f"n_best must be in 1..beam_size ({beam_size}), got {n_best}")
     batch, k = src.shape[0], beam_size
-    ids, eos = output_vocabulary(model.target_ids)
+    bos_id, eos_id = specials(model)
+    ids, eos = output_vocabulary(model.target_ids, eos_id)
     limits = max_lengths(src_mask, max_ratio, max_extra)  # (B,)
     src_lens = np.asarray(src_mask).sum(1)
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
@@ -187,7 +196,7 @@ def beam(
     first = np.full((batch, k), -np.inf, dtype=np.float32)
     first[:, 0] = 0.0
     beams = _Beams(
-        np.full((batch * k, 1), BOS, dtype=np.int64),
+        np.full((batch * k, 1), bos_id, dtype=np.int64),
         first.reshape(-1),
         np.zeros((batch * k, 0, src.shape[1]), dtype=np.float32),
         np.arange(batch),

@@ -11,15 +11,15 @@ from ..vocab import EOS, PAD
 
 
 def pad_ids(
-    seqs: Sequence[Sequence[int]], prefix: int | None = None, suffix: int | None = None
+    seqs: Sequence[Sequence[int]], prefix: int | None = None, suffix: int | None = None, pad: int = PAD
 ) -> np.ndarray:
-    """Right-pad id lists to (B, L) int64 with PAD, optionally adding a prefix/suffix token to each.
+    """Right-pad id lists to (B, L) int64 with ``pad``, optionally adding a prefix/suffix token to each.
 
     Filled in one vectorised assignment (no per-row arrays): batching keeps up with a GPU."""
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
     start = int(prefix is not None)
     width = max(int(lengths.max(initial=0)) + start + (suffix is not None), 1)
-    out = np.full((len(seqs), width), PAD, dtype=np.int64)
+    out = np.full((len(seqs), width), pad, dtype=np.int64)
     if prefix is not None:
         out[:, 0] = prefix
     columns = np.arange(width)[None, :] - start
@@ -30,7 +30,10 @@ def pad_ids(
     return out
 
 
-def source_arrays(seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Source ids with EOS appended. -> src (B, S) int64, src_mask (B, S) bool."""
-    src = pad_ids(seqs, suffix=EOS)
-    return src, src != PAD
+def source_arrays(
+    seqs: Sequence[Sequence[int]], eos: int = EOS, pad: int = PAD
+) -> tuple[np.ndarray, np.ndarray]:
+    """Source ids with ``eos`` appended, padded with ``pad``. -> src (B, S) int64, src_mask (B, S) bool."""
+    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    src = pad_ids(seqs, suffix=eos, pad=pad)
+    return src, np.arange(src.shape[1])[None, :] <= lengths[:, None]
