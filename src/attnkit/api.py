@@ -58,14 +58,33 @@ def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool
     return folder
 
 
+def _hugging_face(path_or_name: str | Path | None, backend: str, int8: bool) -> bool:
+    """Whether ``path_or_name`` is a Hugging Face model folder or Hub id (``attnkit.hf``), checked
+    against the options that cannot apply to one."""
+    from .hf import is_hf_reference
+
+    if not is_hf_reference(path_or_name):
+        return False
+    if backend == "onnx" or int8:
+        raise UsageError(
+            f"{path_or_name}: a Hugging Face model runs on torch (--backend auto or torch, no --int8)"
+        )
+    return True
+
+
 def load(
     path_or_name: str | Path | None = None,
     kind: str = "translator",
     int8: bool = False,
     backend: str = "auto",
 ) -> Any:
-    """Load a checkpoint, an export folder or a shipped model by name; it says whether it translates or
-    classifies. ``int8``: int8 weights (torch dynamic quantization, or the export's int8 graphs)."""
+    """Load a checkpoint, an export folder, a shipped model by name or a Hugging Face model folder; it says
+    whether it translates or classifies. ``int8``: int8 weights (torch dynamic quantization, or the
+    export's int8 graphs)."""
+    if _hugging_face(path_or_name, backend, int8):
+        from .hf import load_hf
+
+        return load_hf(str(path_or_name), "translation")
     folder = _export(path_or_name, kind, backend, int8, "cpu")
     if folder is not None:
         from .runtime import load_export
@@ -87,7 +106,12 @@ def load(
 def load_translator(
     path_or_name: str | Path | None = None, int8: bool = False, device: str = "cpu", backend: str = "auto"
 ) -> Any:
-    """``device``: cpu, cuda, cuda:N or auto (CUDA when present); ``backend``: auto, onnx or torch."""
+    """``device``: cpu, cuda, cuda:N or auto (CUDA when present); ``backend``: auto, onnx or torch.
+    ``path_or_name`` may also be a Hugging Face encoder-decoder folder or Hub id (``attnkit.hf``)."""
+    if _hugging_face(path_or_name, backend, int8):
+        from .hf import load_hf
+
+        return load_hf(str(path_or_name), "translation", device)
     folder = _export(path_or_name, "translator", backend, int8, device)
     if folder is not None:
         from .runtime.seq2seq import OnnxTranslator

@@ -11,7 +11,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -19,7 +19,6 @@ from . import search
 from .data.arrays import source_arrays
 from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
 from .data.parallel import normalize
-from .data.tokenizer import SubwordTokenizer
 from .errors import DataError, UsageError
 from .log import progress
 from .vocab import EOS, PAD
@@ -92,13 +91,23 @@ def prior_json(classifier: Any) -> dict[str, Any]:
     }
 
 
+class Tokens(Protocol):
+    """What a translator needs of a tokenizer (attnkit's ``SubwordTokenizer``, or ``hf.tokens.HFTokens``)."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def pieces(self, ids: Sequence[int]) -> list[str]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
 class TranslatorBase:
     """Text in, ``Translation``s out, over whatever ``_stepper()`` returns (torch model or ONNX graphs).
 
     Subclasses set ``tokenizer`` (sources), ``target_tokenizer``, ``max_source_tokens``, ``path``."""
 
-    tokenizer: SubwordTokenizer
-    target_tokenizer: SubwordTokenizer
+    tokenizer: Tokens
+    target_tokenizer: Tokens
     max_source_tokens: int = 200
     path: str = ""
     # end-of-sentence and padding ids and how </s> is shown (a Hugging Face backend has its own)

@@ -26,6 +26,9 @@ class Translator(TranslatorBase):
     ``tokenizer`` encodes sources; ``target_tokenizer`` (default: the same joint model) targets.
     """
 
+    tokenizer: SubwordTokenizer
+    target_tokenizer: SubwordTokenizer
+
     def __init__(
         self,
         model: nn.Module,

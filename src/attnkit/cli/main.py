@@ -61,6 +61,7 @@ EXTRAS = {
     "uvicorn": "serve",
     "onnx": "export",
     "captum": "faithfulness",
+    "transformers": "hf",
 }
 __all__ = ["UsageError", "build_parser", "entry", "main"]
 

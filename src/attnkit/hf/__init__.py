@@ -1,0 +1,116 @@
+"""Hugging Face models as attnkit backends: local folders (``config.json``) or Hub ids, never remote code.
+
+``load_hf(path_or_id, task)`` returns a backend of the same base as attnkit's own models for the task
+(``HFTranslator`` is a ``TranslatorBase``: attnkit's search over the model's own key/value cache, forced
+attention, layer attention, word views). Attention comes from the eager implementation (fused kernels
+return no weights). ``transformers`` is the optional extra ``attnkit[hf]``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+
+TASKS = {"translation": "seq2seq"}
+
+
+def is_hf_reference(path_or_name: Any) -> bool:
+    """A folder holding a Hugging Face ``config.json`` (and no attnkit export manifest), or a Hub id
+    ``owner/name`` that is not a path on this machine."""
+    if path_or_name is None:
+        return False
+    text = str(path_or_name)
+    path = Path(text)
+    if path.is_dir():
+        return (path / "config.json").is_file() and not (path / "manifest.json").is_file()
+    parts = text.split("/")
+    return len(parts) == 2 and all(parts) and not path.exists() and not text.endswith((".pt", ".pth"))
+
+
+def model_folder(path_or_name: str | Path) -> str:
+    """The folder or Hub id to hand to ``from_pretrained``, checked: no remote code is ever run."""
+    text = str(path_or_name)
+    path = Path(text)
+    if path.is_dir():
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        if config.get("auto_map"):
+            raise UsageError(
+                f"{path}: this model needs its own Python code (auto_map in config.json); attnkit never "
+                "runs code from a model folder"
+            )
+    return text
+
+
+def reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
+    """Whether the Hub answers at all (one TCP connection), so an offline machine gets its one-line
+    hint at once instead of after the Hub client's retries."""
+    import socket
+
+    if os.environ.get("HF_HUB_OFFLINE"):
+        return False
+    try:
+        with socket.create_connection((host, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def offline_hint(reference: str, error: Exception | None = None) -> UsageError:
+    """A Hub id that could not be loaded: one line saying how to use a local folder instead."""
+    if Path(reference).exists():
+        return UsageError(
+            f"{reference}: not a Hugging Face model folder ({str(error).splitlines()[0][:160]})"
+        )
+    where = "HF_HUB_OFFLINE is set" if os.environ.get("HF_HUB_OFFLINE") else "the Hub cannot be reached"
+    return UsageError(
+        f"{reference}: no such folder, and as a Hugging Face Hub id {where}; download it where there is "
+        f"network (huggingface-cli download {reference} --local-dir DIR) and pass --model DIR"
+    )
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' weight-loading progress bar off while loading (attnkit's own progress rules apply),
+    and Marian's advice to install sacremoses (which attnkit does not use) unsaid."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*sacremoses")
+            yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
+def pretrained(auto: Any, reference: str, **kwargs: Any) -> Any:
+    """``auto.from_pretrained`` without remote code: a folder as is; a Hub id from the local cache, else
+    from the Hub when it can be reached; anything else is one line saying what to do."""
+    local = Path(reference).is_dir()
+    try:
+        return auto.from_pretrained(reference, trust_remote_code=False, local_files_only=True, **kwargs)
+    except (OSError, ValueError) as e:
+        if local or not reachable():
+            raise offline_hint(reference, e) from None
+    try:
+        return auto.from_pretrained(reference, trust_remote_code=False, **kwargs)
+    except (OSError, ValueError) as e:
+        raise offline_hint(reference, e) from None
+
+
+def load_hf(path_or_name: str | Path, task: str = "translation", device: str = "cpu") -> Any:
+    """The attnkit backend for a Hugging Face model of ``task`` (translation)."""
+    if task not in TASKS:
+        raise UsageError(f"Hugging Face models for {task} are not supported yet; valid: {', '.join(TASKS)}")
+    from .seq2seq import HFTranslator
+
+    return HFTranslator.from_pretrained(path_or_name, device=device)

@@ -1,0 +1,205 @@
+"""Encoder-decoder Hugging Face models (Marian, BART/mBART, T5, M2M100/NLLB, Pegasus, ...) as a
+``TranslatorBase``: attnkit's search drives a stepper over the model's own key/value cache, and every
+decoder layer's and head's cross-attention comes back with each step.
+
+Greedy search equals ``generate(num_beams=1, do_sample=False)`` token for token (tested); the logits
+processors ``generate`` would apply from the model's generation config are applied here too where
+attnkit has them (suppressed and bad single tokens, a forced first token, a minimum length); any other
+(repetition penalties, n-gram blocking, ...) is named in a warning, since results may then differ.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..results import TranslatorBase
+from . import model_folder, pretrained, quiet_loading
+from .tokens import HFTokens
+
+# generation-config settings attnkit applies, and those it does not (a warning names them when set)
+UNSUPPORTED = {
+    "no_repeat_ngram_size": 0,
+    "encoder_no_repeat_ngram_size": 0,
+    "repetition_penalty": 1.0,
+    "encoder_repetition_penalty": 1.0,
+    "exponential_decay_length_penalty": None,
+    "sequence_bias": None,
+    "renormalize_logits": False,
+}
+
+
+@dataclass
+class HFState:
+    """Encoder output (B, S, D), its mask (B, S), the decoder cache (None before the first step) and
+    how many tokens were decoded."""
+
+    hidden: torch.Tensor
+    mask: torch.Tensor
+    cache: Any = None
+    position: int = 0
+
+    def reorder(self, index: np.ndarray) -> HFState:
+        rows = torch.from_numpy(np.asarray(index, dtype=np.int64)).to(self.hidden.device)
+        if self.cache is not None:
+            self.cache.reorder_cache(rows)  # in place: the old state is never used again
+        return HFState(self.hidden[rows], self.mask[rows], self.cache, self.position)
+
+    def expand(self, beam: int) -> HFState:
+        if self.cache is not None:
+            raise ValueError("expand before the first step only")
+        return HFState(self.hidden.repeat_interleave(beam, 0), self.mask.repeat_interleave(beam, 0))
+
+
+class HFStepper:
+    """A ``search.Stepper`` over an encoder-decoder model. ``step`` also keeps ``last_layers``: the step's
+    cross-attention of every layer and head, (B, L, H, S)."""
+
+    def __init__(self, model: Any, default_layer: int = -1) -> None:
+        self.model, self.default_layer = model, default_layer
+        config, generation = model.config, model.generation_config
+        self.device = next(model.parameters()).device
+        self.bos_id = int(config.decoder_start_token_id if config.decoder_start_token_id is not None else 0)
+        eos = generation.eos_token_id if generation.eos_token_id is not None else config.eos_token_id
+        self.eos_id = int(eos[0] if isinstance(eos, (list, tuple)) else eos)
+        self.target_ids = np.arange(int(model.get_output_embeddings().weight.shape[0]), dtype=np.int64)
+        self.suppressed = suppressed_tokens(generation)
+        self.first_suppressed = list(generation.begin_suppress_tokens or [])
+        self.forced_first = generation.forced_bos_token_id
+        self.min_length = int(generation.min_length or 0)
+        self.cache_name = (
+            "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        )
+
+    @torch.no_grad()
+    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> HFState:
+        ids = torch.from_numpy(src).to(self.device)
+        mask = torch.from_numpy(src_mask).to(self.device).long()
+        hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        return HFState(hidden, mask)
+
+    @torch.no_grad()
+    def step(
+        self, prev: np.ndarray, state: HFState, k: int
+    ) -> tuple[np.ndarray, np.ndarray, HFState, np.ndarray]:
+        out = self.model(
+            encoder_outputs=(state.hidden,),
+            attention_mask=state.mask,
+            decoder_input_ids=torch.from_numpy(prev).to(self.device),
+            use_cache=True,
+            output_attentions=True,
+            return_dict=True,
+            **{self.cache_name: state.cache},
+        )
+        log_probs = self.processed(out.logits[:, -1].float(), state.position)
+        values, ids = torch.topk(log_probs, k, dim=-1)
+        layers = torch.stack([a[:, :, -1] for a in out.cross_attentions], 1).float()  # (B, L, H, S)
+        self.last_layers = layers.cpu().numpy()
+        attention = layers[:, self.default_layer].mean(1, keepdim=True)  # (B, 1, S)
+        cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        new = HFState(state.hidden, state.mask, cache, state.position + 1)
+        return values.cpu().numpy(), ids.cpu().numpy(), new, attention.cpu().numpy()
+
+    def processed(self, logits: torch.Tensor, position: int) -> torch.Tensor:
+        """Log-probabilities after the processors ``generate`` would apply at this position."""
+        if self.suppressed:
+            logits[:, self.suppressed] = -float("inf")
+        if position == 0 and self.first_suppressed:
+            logits[:, self.first_suppressed] = -float("inf")
+        if position + 1 < self.min_length:  # min_length counts the start token, as generate does
+            logits[:, self.eos_id] = -float("inf")
+        log_probs = torch.log_softmax(logits, dim=-1)
+        if position == 0 and self.forced_first is not None:
+            log_probs = torch.full_like(log_probs, -float("inf"))
+            log_probs[:, self.forced_first] = 0.0
+        return log_probs
+
+
+def suppressed_tokens(generation: Any) -> list[int]:
+    """Single tokens ``generate`` never produces: ``suppress_tokens`` and one-token ``bad_words_ids``."""
+    found = list(generation.suppress_tokens or [])
+    found += [w[0] for w in generation.bad_words_ids or [] if len(w) == 1]
+    return sorted(set(found))
+
+
+def differences(generation: Any) -> list[str]:
+    """Generation settings ``generate`` would apply that attnkit's search does not."""
+    return [
+        f"{k}={getattr(generation, k)}"
+        for k, off in UNSUPPORTED.items()
+        if getattr(generation, k, None) not in (None, off)
+    ]
+
+
+class HFTranslator(TranslatorBase):
+    """A Hugging Face encoder-decoder model and its tokenizer, loaded from a folder (or Hub id)."""
+
+    def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
+        self.model, self.hf_tokenizer, self.path = model.eval(), tokenizer, path
+        self.tokenizer, self.target_tokenizer = HFTokens(tokenizer), HFTokens(tokenizer, target=True)
+        self.stepper = HFStepper(model)
+        self.eos_id = self.stepper.eos_id
+        self.pad_id = int(model.config.pad_token_id if model.config.pad_token_id is not None else self.eos_id)
+        self.eos_piece = str(tokenizer.convert_ids_to_tokens(self.eos_id))
+        positions = getattr(model.config, "max_position_embeddings", None) or 512
+        self.max_source_tokens = int(min(positions, getattr(tokenizer, "model_max_length", positions))) - 1
+        unsupported = differences(model.generation_config)
+        if unsupported:
+            warnings.warn(
+                f"{path}: the generation config sets {', '.join(unsupported)}, which attnkit's search "
+                "does not apply: translations may differ from generate()",
+                stacklevel=2,
+            )
+
+    @classmethod
+    def from_pretrained(cls, path_or_name: str | Path, device: str = "cpu") -> HFTranslator:
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        from ..device import resolve_device
+
+        reference = model_folder(path_or_name)
+        with quiet_loading():
+            tokenizer = pretrained(AutoTokenizer, reference)
+            model = pretrained(AutoModelForSeq2SeqLM, reference, attn_implementation="eager")
+        return cls(model.to(resolve_device(device)), tokenizer, reference)
+
+    def _stepper(self) -> HFStepper:
+        return self.stepper
+
+    @property
+    def attention_layers(self) -> int:
+        return int(
+            self.model.config.decoder_layers if hasattr(self.model.config, "decoder_layers") else 0
+        ) or len(self.model.get_decoder().layers)
+
+    @property
+    def attention_heads(self) -> int:
+        config = self.model.config
+        names = ("decoder_attention_heads", "num_heads", "num_attention_heads")
+        return int(next(getattr(config, n) for n in names if getattr(config, n, None)))
+
+    @torch.no_grad()
+    def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
+        """Teacher-forced cross-attention: (B, T, S) (the last layer's head mean), or (B, L, H, T, S)."""
+        from ..data.arrays import pad_ids, source_arrays
+
+        src, src_mask = source_arrays(src_ids, self.eos_id, self.pad_id)
+        tgt_in = pad_ids(tgt_ids, prefix=self.stepper.bos_id, pad=self.pad_id)  # (B, T)
+        device = self.stepper.device
+        out = self.model(
+            input_ids=torch.from_numpy(src).to(device),
+            attention_mask=torch.from_numpy(src_mask).to(device).long(),
+            decoder_input_ids=torch.from_numpy(tgt_in).to(device),
+            output_attentions=True,
+            return_dict=True,
+        )
+        maps = torch.stack(list(out.cross_attentions), 1).float()  # (B, L, H, T, S)
+        if layers:
+            return maps.cpu().numpy()
+        return maps[:, self.default_layer].mean(1).cpu().numpy()
