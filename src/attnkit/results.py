@@ -177,6 +177,12 @@ class TranslatorBase:
         src_ids, tgt_ids = self.result_ids(result)
         return np.ascontiguousarray(self._forced_maps([src_ids], [tgt_ids], True)[0])
 
+    def _beam(
+        self, stepper: Any, src: np.ndarray, src_mask: np.ndarray, beam: int, alpha: float, n_best: int
+    ) -> list[list[search.Hypothesis]]:
+        """The beam search (attnkit's; a backend may follow its ecosystem's rules, ``search_hf``)."""
+        return search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
+
     def _encode(self, text: str, notes: list[str] | None = None) -> list[int]:
         ids = self.tokenizer.encode(text)
         if len(ids) > self.max_source_tokens:
@@ -211,7 +217,7 @@ class TranslatorBase:
             src, src_mask = source_arrays([encoded[i] for i in chunk], self.eos_id, self.pad_id)
             if beam <= 1:
                 return [[h] for h in search.greedy(stepper, src, src_mask)]
-            return search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
+            return self._beam(stepper, src, src_mask, beam, alpha, n_best)
 
         chunks = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
         decoded = zip(chunks, self._map_batches(decode, chunks))

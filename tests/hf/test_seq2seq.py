@@ -1,0 +1,137 @@
+"""attnkit's backend over Hugging Face encoder-decoder models equals the model's own numbers: greedy
+search equals ``generate()`` token for token, and every attention map equals ``output_attentions``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from attnkit.api import load_translator
+from attnkit.cli.main import main
+from attnkit.hf import is_hf_reference
+from attnkit.hf.tokens import word_starts
+from tests.hf.tiny import SOURCES, TARGETS
+
+NEW = ["the cat sleeps", "where is the cat", "i like the dog", "the dog is red"]
+
+
+@pytest.fixture(scope="module")
+def translator(marian_dir):
+    return load_translator(str(marian_dir))
+
+
+def _generate(translator, sentences, **settings):
+    tok = translator.hf_tokenizer
+    batch = tok(sentences, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        out = translator.model.generate(**batch, do_sample=False, max_new_tokens=40, **settings)
+    return tok.batch_decode(out, skip_special_tokens=True)
+
+
+def test_the_tiny_model_learned_real_words(translator):
+    assert [r.translation for r in translator.translate(SOURCES[:4], beam=1)] == TARGETS[:4]
+
+
+def test_greedy_equals_generate_token_for_token(translator):
+    sentences = SOURCES + NEW
+    ours = translator.translate(sentences, beam=1)
+    assert [r.translation for r in ours] == _generate(translator, sentences, num_beams=1)
+    tok = translator.hf_tokenizer
+    for r, s in zip(ours, sentences):
+        expected = translator.model.generate(
+            **tok([s], return_tensors="pt"), do_sample=False, max_new_tokens=40
+        )
+        assert r.target_ids == expected[0, 1:-1].tolist()  # without the start token and </s>
+
+
+def _hf_cross(translator, source, target_ids):
+    """The model's own teacher-forced cross-attentions, (L, H, T, S)."""
+    tok, model = translator.hf_tokenizer, translator.model
+    src = tok([source], return_tensors="pt")
+    decoder_in = torch.tensor([[model.config.decoder_start_token_id, *target_ids]])
+    with torch.no_grad():
+        out = model(**src, decoder_input_ids=decoder_in, output_attentions=True)
+    return torch.stack([a[0] for a in out.cross_attentions]).numpy()
+
+
+def test_attention_equals_the_models_output_attentions(translator):
+    for r in translator.translate(SOURCES[:3] + NEW[:2], beam=1):
+        own = _hf_cross(translator, r.source, r.target_ids)  # (L, H, T, S)
+        assert r.attention.shape == own.shape[2:]
+        np.testing.assert_allclose(r.attention, own[-1].mean(0), atol=1e-5)  # from the cached search steps
+        np.testing.assert_allclose(translator.layer_attention(r), own, atol=1e-5)
+        assert np.allclose(r.attention.sum(1), 1.0, atol=1e-5)
+
+
+def test_forced_attention_and_head_choice(translator):
+    pairs = translator.forced_attention(SOURCES[:3], TARGETS[:3], layer=0, heads=[1, 2])
+    for (src, tgt, matrix), source, target in zip(pairs, SOURCES[:3], TARGETS[:3]):
+        own = _hf_cross(translator, source, translator.target_tokenizer.encode(target))
+        np.testing.assert_allclose(matrix, own[0, [1, 2]].mean(0), atol=1e-5)
+        assert src[-1] == tgt[-1] == "</s>" and matrix.shape == (len(tgt), len(src))
+
+
+def test_cli_translates_with_a_model_folder(marian_dir, capsys):
+    assert (
+        main(
+            ["translate", "--model", str(marian_dir), "--json", "--beam", "3", "--n-best", "2", *SOURCES[:2]]
+        )
+        == 0
+    )
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["translation"] for r in rows] == TARGETS[:2]
+    assert rows[0]["source_tokens"][-1] == "</s>" and len(rows[0]["alternatives"]) == 1
+    assert len(rows[0]["attention"]) == len(rows[0]["target_tokens"])
+
+
+def test_folders_with_remote_code_and_unreachable_hub_ids_are_one_line(marian_dir, tmp_path, capsys):
+    config = json.loads((marian_dir / "config.json").read_text())
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    (evil / "config.json").write_text(json.dumps({**config, "auto_map": {"AutoModel": "evil.Model"}}))
+    assert main(["translate", "--model", str(evil), "hi"]) == 2
+    assert "never runs code from a model folder" in capsys.readouterr().err
+    assert is_hf_reference("Helsinki-NLP/opus-mt-en-de") and not is_hf_reference("enfr-rnn")
+    assert main(["translate", "--model", "Helsinki-NLP/opus-mt-en-de", "hi"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--local-dir DIR) and pass --model DIR" in err[0]
+    assert main(["translate", "--model", str(marian_dir), "--backend", "onnx", "hi"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("pieces", "starts"),
+    [
+        (["\u2581le", "\u2581ch", "at", "</s>"], [True, True, False, True]),  # sentencepiece
+        (["[CLS]", "the", "cat", "##s", "[SEP]"], [True, True, True, False, True]),  # WordPiece
+        (["<s>", "The", "\u0120c", "ats", "</s>"], [True, True, True, False, True]),  # byte-level BPE
+    ],
+)
+def test_word_starts_for_every_tokenizer_family(pieces, starts):
+    assert word_starts(pieces, {"</s>", "<s>", "[CLS]", "[SEP]"}) == starts
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_beam_search_equals_generate_hypotheses_and_scores(translator, k):
+    """attnkit's search with generate()'s rules: the same n-best lists and length-normalized scores."""
+    sentences = SOURCES + NEW + ["red", "the the cat mat dog tea"]
+    ours = translator.translate(sentences, beam=k, n_best=k)
+    tok = translator.hf_tokenizer
+    with torch.no_grad():
+        out = translator.model.generate(
+            **tok(sentences, return_tensors="pt", padding=True),
+            num_beams=k,
+            num_return_sequences=k,
+            do_sample=False,
+            max_new_tokens=40,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
+    texts = tok.batch_decode(out.sequences, skip_special_tokens=True)
+    scores = out.sequences_scores.numpy()
+    for i, r in enumerate(ours):
+        assert [r.translation, *r.alternatives] == texts[i * k : (i + 1) * k]
+        np.testing.assert_allclose([r.score, *r.alternative_scores], scores[i * k : (i + 1) * k], atol=1e-4)
+        assert r.attention.shape == (len(r.target_tokens), len(r.source_tokens))
