@@ -23,3 +23,16 @@ def no_network(monkeypatch):
 @pytest.fixture(scope="session")
 def marian_dir(tmp_path_factory):
     return tiny.marian(tmp_path_factory.mktemp("marian"))
+
+
+@pytest.fixture(scope="session")
+def family_dirs(tmp_path_factory, marian_dir):
+    """family -> folder, built on first use (each trains for about 3 s)."""
+    built = {"marian": marian_dir}
+
+    def get(family: str):
+        if family not in built:
+            built[family] = tiny.FAMILIES[family](tmp_path_factory.mktemp(family))
+        return built[family]
+
+    return get

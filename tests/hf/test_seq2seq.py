@@ -18,9 +18,11 @@ from tests.hf.tiny import SOURCES, TARGETS
 NEW = ["the cat sleeps", "where is the cat", "i like the dog", "the dog is red"]
 
 
-@pytest.fixture(scope="module")
-def translator(marian_dir):
-    return load_translator(str(marian_dir))
+@pytest.fixture(scope="module", params=["marian", "bart", "t5"])
+def translator(request, family_dirs):
+    """One tiny model per family: sentencepiece (Marian, T5) and byte-level BPE (BART) vocabularies,
+    learned and sinusoidal positions, relative position biases (T5)."""
+    return load_translator(str(family_dirs(request.param)))
 
 
 def _generate(translator, sentences, **settings):
@@ -113,25 +115,31 @@ def test_word_starts_for_every_tokenizer_family(pieces, starts):
     assert word_starts(pieces, {"</s>", "<s>", "[CLS]", "[SEP]"}) == starts
 
 
+def _limit(translator, sentence):
+    """The tokens attnkit lets a sentence generate, EOS included (``search.max_lengths`` + 1)."""
+    source = len(translator.tokenizer.encode(sentence)) + 1
+    return int(np.float32(source) * np.float32(1.5)) + 10 + 1
+
+
 @pytest.mark.parametrize("k", [2, 4])
 def test_beam_search_equals_generate_hypotheses_and_scores(translator, k):
-    """attnkit's search with generate()'s rules: the same n-best lists and length-normalized scores."""
+    """attnkit's search with generate()'s rules: the same n-best lists and length-normalized scores,
+    with generate() given the same length limit (degenerate hypotheses run into it)."""
     sentences = SOURCES + NEW + ["red", "the the cat mat dog tea"]
     ours = translator.translate(sentences, beam=k, n_best=k)
     tok = translator.hf_tokenizer
-    with torch.no_grad():
-        out = translator.model.generate(
-            **tok(sentences, return_tensors="pt", padding=True),
-            num_beams=k,
-            num_return_sequences=k,
-            do_sample=False,
-            max_new_tokens=40,
-            output_scores=True,
-            return_dict_in_generate=True,
-        )
-    texts = tok.batch_decode(out.sequences, skip_special_tokens=True)
-    scores = out.sequences_scores.numpy()
-    for i, r in enumerate(ours):
-        assert [r.translation, *r.alternatives] == texts[i * k : (i + 1) * k]
-        np.testing.assert_allclose([r.score, *r.alternative_scores], scores[i * k : (i + 1) * k], atol=1e-4)
+    for sentence, r in zip(sentences, ours):
+        with torch.no_grad():
+            out = translator.model.generate(
+                **tok([sentence], return_tensors="pt"),
+                num_beams=k,
+                num_return_sequences=k,
+                do_sample=False,
+                max_new_tokens=_limit(translator, sentence),
+                forced_eos_token_id=translator.eos_id,
+                output_scores=True,
+                return_dict_in_generate=True,
+            )
+        assert [r.translation, *r.alternatives] == tok.batch_decode(out.sequences, skip_special_tokens=True)
+        np.testing.assert_allclose([r.score, *r.alternative_scores], out.sequences_scores.numpy(), atol=1e-4)
         assert r.attention.shape == (len(r.target_tokens), len(r.source_tokens))

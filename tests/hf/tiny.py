@@ -98,3 +98,84 @@ def marian(folder: Path, steps: int = 300) -> Path:
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def _bpe_files(texts: list[str], folder: Path, vocab_size: int = 320) -> tuple[str, str]:
+    """A byte-level BPE (GPT-2/BART family) trained on ``texts``: vocab.json and merges.txt."""
+    from tokenizers import ByteLevelBPETokenizer
+
+    bpe = ByteLevelBPETokenizer()
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    bpe.train_from_iterator(texts * 5, vocab_size=vocab_size, min_frequency=1, special_tokens=specials)
+    bpe.save_model(str(folder))
+    return str(folder / "vocab.json"), str(folder / "merges.txt")
+
+
+def bart(folder: Path, steps: int = 300) -> Path:
+    """A 2+2-layer BART with a byte-level BPE trained on both sides (one joint vocabulary)."""
+    import torch
+    from transformers import BartConfig, BartForConditionalGeneration, BartTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = BartTokenizer(*_bpe_files(SOURCES + TARGETS, folder))
+    config = BartConfig(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.eos_token_id,
+        forced_eos_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(0)
+    model = BartForConditionalGeneration(config)
+    batch = tokenizer(SOURCES, text_target=TARGETS, padding=True, return_tensors="pt")
+    batch["labels"][batch["labels"] == tokenizer.pad_token_id] = -100
+    _train(model, batch, steps)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def t5(folder: Path, steps: int = 300) -> Path:
+    """A 2+2-layer T5 with one sentencepiece model for both sides (pad 0, </s> 1, <unk> 2)."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration, T5Tokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    import sentencepiece as spm
+
+    _sentencepiece(SOURCES + TARGETS, folder / "spiece.model", vocab_size=60)
+    sp = spm.SentencePieceProcessor(model_file=str(folder / "spiece.model"))
+    pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    tokenizer = T5Tokenizer(vocab=pieces, extra_ids=0)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
+    torch.manual_seed(0)
+    model = T5ForConditionalGeneration(config)
+    batch = tokenizer(SOURCES, text_target=TARGETS, padding=True, return_tensors="pt")
+    batch["labels"][batch["labels"] == 0] = -100
+    _train(model, batch, steps)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+FAMILIES = {"marian": marian, "bart": bart, "t5": t5}

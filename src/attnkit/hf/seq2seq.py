@@ -186,9 +186,8 @@ class HFTranslator(TranslatorBase):
 
     @property
     def attention_layers(self) -> int:
-        return int(
-            self.model.config.decoder_layers if hasattr(self.model.config, "decoder_layers") else 0
-        ) or len(self.model.get_decoder().layers)
+        config = self.model.config
+        return int(getattr(config, "decoder_layers", None) or getattr(config, "num_decoder_layers", 0))
 
     @property
     def attention_heads(self) -> int:
