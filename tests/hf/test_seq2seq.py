@@ -12,7 +12,7 @@ import torch
 from attnkit.api import load_translator
 from attnkit.cli.main import main
 from attnkit.hf import is_hf_reference
-from attnkit.hf.tokens import word_starts
+from attnkit.data.words import group_words, word_starts
 from tests.hf.tiny import SOURCES, TARGETS
 
 NEW = ["the cat sleeps", "where is the cat", "i like the dog", "the dog is red"]
@@ -112,7 +112,23 @@ def test_folders_with_remote_code_and_unreachable_hub_ids_are_one_line(marian_di
     ],
 )
 def test_word_starts_for_every_tokenizer_family(pieces, starts):
-    assert word_starts(pieces, {"</s>", "<s>", "[CLS]", "[SEP]"}) == starts
+    assert word_starts(pieces) == starts
+    assert len(group_words(pieces)) == sum(starts)
+
+
+def test_words_of_each_family_are_spelled_back():
+    assert group_words(["[CLS]", "lo", "##ve", "it", "[SEP]"]) == ["[CLS]", "love", "it", "[SEP]"]
+    assert group_words(["<s>", "I", "\u0120lo", "ve", "</s>"]) == ["<s>", "I", "love", "</s>"]
+    assert group_words(["\u2581ch", "at", "\u2581noir", "</s>"]) == ["chat", "noir", "</s>"]
+
+
+def test_align_reads_words_of_any_family(translator):
+    """Word links from a Hugging Face model: one row per target word, one column per source word, for
+    sentencepiece and byte-level BPE (BART's <s> prefix dropped like </s>)."""
+    from attnkit.evaluation.alignment import word_matrices
+
+    for matrix, source, target in zip(word_matrices(translator, SOURCES[:3], TARGETS[:3]), SOURCES, TARGETS):
+        assert matrix.shape == (len(target.split()), len(source.split()))
 
 
 def _limit(translator, sentence):
@@ -143,3 +159,27 @@ def test_beam_search_equals_generate_hypotheses_and_scores(translator, k):
         assert [r.translation, *r.alternatives] == tok.batch_decode(out.sequences, skip_special_tokens=True)
         np.testing.assert_allclose([r.score, *r.alternative_scores], out.sequences_scores.numpy(), atol=1e-4)
         assert r.attention.shape == (len(r.target_tokens), len(r.source_tokens))
+
+
+def test_the_explorer_serves_a_hugging_face_model(marian_dir):
+    """/api/translate on a Hugging Face folder: layer attention per layer and head, as the library gives."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    from attnkit.serve.app import create_app
+    from attnkit.serve.models import ModelSet
+
+    models = ModelSet([str(marian_dir)], [])
+    client = TestClient(create_app(models), base_url="http://127.0.0.1:8000")
+    info = client.get("/api/models").json()["translators"][0]
+    assert info["backend"] == "hugging face" and (info["layers"], info["heads"]) == (2, 4)
+    body = {"sentences": [SOURCES[0]], "beam": 3, "layers": True}
+    row = client.post("/api/translate", json=body).json()["results"][0]
+    assert row["translation"] == TARGETS[0]
+    expected = models.translators[next(iter(models.translators))].model.translate([SOURCES[0]], beam=3)[0]
+    layers = np.array(row["layer_attention"])
+    assert layers.shape == (2, 4, len(row["target_tokens"]), len(row["source_tokens"]))
+    np.testing.assert_allclose(layers[-1].mean(0), expected.attention, atol=1e-4)

@@ -236,3 +236,20 @@ def test_view_exports_download_the_current_view(server, page):
     assert view["source_tokens"][1] == "cat"
     assert files["svg"].startswith(b"<svg") and b"rect" in files["svg"]
     assert files["png"].startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["\u2581le", "\u2581ch", "at", "</s>"],
+        ["[CLS]", "the", "cat", "##s", "sat", "[SEP]"],
+        ["<s>", "The", "\u0120c", "ats", "\u0120sat", "</s>"],
+    ],
+)
+def test_page_groups_words_as_the_library_does_for_every_tokenizer_family(server, page, pieces):
+    from attnkit.data.words import group_words, word_groups
+
+    _open(page, server, "translate")
+    groups = page.evaluate("p => wordGroups(p)", pieces)
+    labels = page.evaluate("p => wordGroups(p).map((g) => groupLabel(p, g))", pieces)
+    assert groups == word_groups(pieces) and labels == group_words(pieces)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..data.parallel import DataError
-from ..data.words import aggregate_to_words
+from ..data.words import aggregate_to_words, special_words
 from ..errors import UsageError
 from ..names import ALIGNMENT_SCORES as SCORES
 from ..names import SYMMETRIZATIONS as SYMMETRIZE
@@ -144,7 +144,9 @@ def word_matrices(
     out = []
     for (src_p, tgt_p, att), src, tgt in zip(maps, sources, targets):
         att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)
-        words = aggregate_to_words(att, src_p, tgt_p)[: len(tgt.split()), :-1]  # no </s> row or column
+        rows = [i for i, special in enumerate(special_words(tgt_p)) if not special]  # no </s>, <s>, ...
+        cols = [j for j, special in enumerate(special_words(src_p)) if not special]
+        words = aggregate_to_words(att, src_p, tgt_p)[np.ix_(rows, cols)][: len(tgt.split())]
         if words.shape != (len(tgt.split()), len(src.split())):
             warnings.warn(f"word count mismatch in {src[:40]!r}; links may be offset", stacklevel=2)
         out.append(words)

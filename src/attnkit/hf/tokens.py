@@ -1,12 +1,10 @@
-"""A Hugging Face tokenizer seen as attnkit's ``SubwordTokenizer`` (encode, pieces, decode), and word
-starts for every tokenizer family: sentencepiece ``▁``, WordPiece ``##``, byte-level BPE ``Ġ``."""
+"""A Hugging Face tokenizer seen as attnkit's ``SubwordTokenizer`` (encode, pieces, decode). Words are
+read off its pieces for every tokenizer family by ``attnkit.data.words``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-SENTENCEPIECE, WORDPIECE, BYTE_BPE = "\u2581", "##", "\u0120"
 
 
 class HFTokens:
@@ -33,23 +31,3 @@ class HFTokens:
 
     def decode(self, ids: Sequence[int]) -> str:
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=True)).strip()
-
-
-def word_starts(pieces: Sequence[str], specials: set[str]) -> list[bool]:
-    """Whether each piece begins a word, for any tokenizer family: a sentencepiece piece starting with
-    ``▁``, a byte-level BPE piece starting with ``Ġ``, a WordPiece piece not starting with ``##``;
-    special tokens stand alone. The family is read off the pieces themselves."""
-    words = [p for p in pieces if p not in specials]
-    if any(p.startswith(SENTENCEPIECE) for p in words):
-        marker, starts_word = SENTENCEPIECE, True
-    elif any(p.startswith(BYTE_BPE) for p in words):
-        marker, starts_word = BYTE_BPE, True
-    else:
-        marker, starts_word = WORDPIECE, False
-    out, previous_special = [], True
-    for p in pieces:
-        special = p in specials
-        begins = special or previous_special or (p.startswith(marker) == starts_word)
-        out.append(begins)
-        previous_special = special
-    return out

@@ -33,7 +33,9 @@ def _name(spec: str) -> str:
 
 
 def _backend(model: Any) -> str:
-    """ "onnx", "onnx int8" (an export's int8 graphs) or "torch"."""
+    """ "onnx", "onnx int8" (an export's int8 graphs), "hugging face" or "torch"."""
+    if type(model).__module__.startswith("attnkit.hf"):
+        return "hugging face"
     if not type(model).__module__.startswith("attnkit.runtime"):
         return "torch"
     return "onnx int8" if getattr(model, "variant", "") == "int8" else "onnx"

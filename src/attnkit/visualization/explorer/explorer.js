@@ -3,7 +3,7 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const SPECIALS = new Set(["</s>", "<s>", "<pad>"]);
+const SPECIALS = new Set(["</s>", "<s>", "<pad>", "[CLS]", "[SEP]", "[PAD]", "<|endoftext|>"]);
 const state = { models: null, limits: { max_sentences: 30, max_words: 60 } };
 
 function el(tag, attrs, ...children) {
@@ -37,17 +37,27 @@ async function api(path, body) {
 
 // ---- attention arithmetic (the same rules as attnkit.data.words and attnkit.attention) -------------
 
+function family(pieces) {
+  // the tokenizer family's marker (as attnkit.data.words): sentencepiece "\u2581" and byte-level BPE
+  // "\u0120" start words, WordPiece "##" continues them
+  const content = pieces.filter((p) => !SPECIALS.has(p));
+  if (content.some((p) => p.startsWith("\u2581"))) return "\u2581";
+  if (content.some((p) => p.startsWith("\u0120"))) return "\u0120";
+  return "##";
+}
+
 function wordGroups(pieces) {
-  const groups = [];
+  const groups = [], marker = family(pieces);
   pieces.forEach((p, i) => {
-    if (!groups.length || p.startsWith("\u2581") || SPECIALS.has(p) || SPECIALS.has(pieces[i - 1])) groups.push([i]);
+    const starts = marker === "##" ? !p.startsWith("##") : p.startsWith(marker);
+    if (!groups.length || starts || SPECIALS.has(p) || SPECIALS.has(pieces[i - 1])) groups.push([i]);
     else groups[groups.length - 1].push(i);
   });
   return groups;
 }
 
 function groupLabel(pieces, group) {
-  const word = group.map((i) => pieces[i]).join("").replace(/^\u2581/, "");
+  const word = group.map((i) => pieces[i].replace(/^##/, "")).join("").replace(/^[\u2581\u0120]/, "");
   return word || pieces[group[0]];
 }
 
@@ -68,7 +78,7 @@ function entropy(row) {
 }
 
 function display(token) {
-  return token === "\u2581" ? "_" : token.replace(/\u2581/g, "");
+  return token === "\u2581" || token === "\u0120" ? "_" : token.replace(/[\u2581\u0120]/g, "");
 }
 
 // ---- translate view --------------------------------------------------------------------------------
