@@ -11,8 +11,8 @@ import torch
 
 from attnkit.api import load_translator
 from attnkit.cli.main import main
-from attnkit.hf import is_hf_reference
 from attnkit.data.words import group_words, word_starts
+from attnkit.hf import is_hf_reference
 from tests.hf.tiny import SOURCES, TARGETS
 
 NEW = ["the cat sleeps", "where is the cat", "i like the dog", "the dog is red"]
