@@ -187,7 +187,8 @@ class HFTranslator(TranslatorBase):
     @property
     def attention_layers(self) -> int:
         config = self.model.config
-        return int(getattr(config, "decoder_layers", None) or getattr(config, "num_decoder_layers", 0))
+        found: Any = getattr(config, "decoder_layers", None) or getattr(config, "num_decoder_layers", 0)
+        return int(found)
 
     @property
     def attention_heads(self) -> int:
