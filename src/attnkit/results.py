@@ -178,10 +178,17 @@ class TranslatorBase:
         return np.ascontiguousarray(self._forced_maps([src_ids], [tgt_ids], True)[0])
 
     def _beam(
-        self, stepper: Any, src: np.ndarray, src_mask: np.ndarray, beam: int, alpha: float, n_best: int
+        self,
+        stepper: Any,
+        src: np.ndarray,
+        src_mask: np.ndarray,
+        beam: int,
+        alpha: float,
+        n_best: int,
+        limits: dict[str, Any],
     ) -> list[list[search.Hypothesis]]:
         """The beam search (attnkit's; a backend may follow its ecosystem's rules, ``search_hf``)."""
-        return search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best)
+        return search.beam(stepper, src, src_mask, beam_size=beam, alpha=alpha, n_best=n_best, **limits)
 
     def _encode(self, text: str, notes: list[str] | None = None) -> list[int]:
         ids = self.tokenizer.encode(text)
@@ -200,8 +207,11 @@ class TranslatorBase:
         batch_size: int = 64,
         alpha: float = 1.0,
         n_best: int = 1,
+        max_ratio: float = 1.5,
+        max_extra: int = 10,
     ) -> list[Translation]:
-        """Translate sentences in length-sorted batches; output order = input order.
+        """Translate sentences in length-sorted batches; output order = input order. A sentence of S
+        source tokens (with </s>) gets at most ``int(max_ratio * S) + max_extra`` tokens before </s>.
 
         Empty (or whitespace-only) sentences give empty translations without running the model.
         """
@@ -215,9 +225,10 @@ class TranslatorBase:
 
         def decode(chunk: list[int]) -> list[list[search.Hypothesis]]:
             src, src_mask = source_arrays([encoded[i] for i in chunk], self.eos_id, self.pad_id)
+            limits: dict[str, Any] = {"max_ratio": max_ratio, "max_extra": max_extra}
             if beam <= 1:
-                return [[h] for h in search.greedy(stepper, src, src_mask)]
-            return self._beam(stepper, src, src_mask, beam, alpha, n_best)
+                return [[h] for h in search.greedy(stepper, src, src_mask, **limits)]
+            return self._beam(stepper, src, src_mask, beam, alpha, n_best, limits)
 
         chunks = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
         decoded = zip(chunks, self._map_batches(decode, chunks))

@@ -173,7 +173,14 @@ class HFTranslator(TranslatorBase):
         return self.stepper
 
     def _beam(
-        self, stepper: Any, src: np.ndarray, src_mask: np.ndarray, beam: int, alpha: float, n_best: int
+        self,
+        stepper: Any,
+        src: np.ndarray,
+        src_mask: np.ndarray,
+        beam: int,
+        alpha: float,
+        n_best: int,
+        limits: dict[str, Any],
     ) -> list[list[Any]]:
         """generate()'s beam rules (``search_hf``): its length penalty and early stopping, from the
         model's generation config unless ``alpha`` (the length penalty) is given otherwise than 1.0."""
@@ -182,7 +189,7 @@ class HFTranslator(TranslatorBase):
         generation = self.model.generation_config
         penalty = alpha if alpha != 1.0 else float(generation.length_penalty or 1.0)
         stop = generation.early_stopping if generation.early_stopping is not None else False
-        return search_hf.beam(stepper, src, src_mask, beam, penalty, n_best, stop)
+        return search_hf.beam(stepper, src, src_mask, beam, penalty, n_best, stop, **limits)
 
     @property
     def attention_layers(self) -> int:
