@@ -2,19 +2,19 @@
 
 A Marian with random weights (d_model 512, 6+6 layers, 8 heads, FFN 2048, vocabulary 32,000; the
 sentencepiece models are trained on the shipped English-French training split, the vocabulary padded to
-32k) translates the first N test sentences with beam 5, in batches, three ways, each in its own process
-(so each peak RSS is its own):
+32k with entries the generation config suppresses) translates the first N test sentences with beam 5,
+in batches, three ways, each in its own process (so each peak RSS is its own):
 
 - ``generate``: ``model.generate(num_beams=5)``, no attention (transformers' default attention kernel);
 - ``attnkit``: ``translate(beam=5)``: the same hypotheses with the chosen one's cross-attention (every
   step's, from the eager implementation);
-- ``inseq``: ``inseq.load_model(model, "attention").attribute(...)`` (0.7), the tool a user would otherwise
-  pick for attention over generated tokens.
+- ``inseq``: ``inseq.load_model(model, "attention").attribute(text)`` (0.7), one sentence per call (see
+  ``run_inseq``), the tool a user would otherwise pick for attention over generated tokens.
 
 Random weights never choose </s>, so every sentence runs to its length limit: attnkit's (``max_ratio`` 0,
 ``max_extra`` L: L tokens then </s>) and generate()'s (``max_new_tokens`` L + 1, ``forced_eos_token_id``)
-are the same, and the outputs are compared token for token. Prints seconds, sentences/s, peak RSS and the
-ratios.
+are the same, and the outputs are compared as text spelled from their pieces.
+Prints seconds, sentences/s, peak RSS and the ratios.
 
     python benchmarks/hf_backend.py [--sentences 500] [--beam 5] [--batch 32] [--length 24] [--no-inseq]
 """
@@ -78,7 +78,8 @@ def build(folder: Path) -> None:
         sp = spm.SentencePieceProcessor(model_file=str(folder / name))
         for i in range(sp.get_piece_size()):
             vocab.setdefault(sp.id_to_piece(i), len(vocab))
-    for i in range(len(vocab), 32_000):
+    real = len(vocab)
+    for i in range(real, 32_000):
         vocab[f"<unused{i}>"] = i
     (folder / "vocab.json").write_text(json.dumps(vocab))
     tokenizer = MarianTokenizer(
@@ -100,7 +101,11 @@ def build(folder: Path) -> None:
         forced_eos_token_id=1,
     )
     torch.manual_seed(0)
-    MarianMTModel(config).save_pretrained(folder)
+    model = MarianMTModel(config)
+    # the padding entries of the vocabulary are never generated (by all three tools: generate() and inseq
+    # read the generation config, attnkit applies its suppress_tokens), so outputs are real pieces
+    model.generation_config.suppress_tokens = list(range(real, 32_000))
+    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
 
 
@@ -115,7 +120,7 @@ def run_generate(texts: list[str], beam: int, batch: int, length: int) -> list[s
         inputs = tokenizer(texts[start : start + batch], return_tensors="pt", padding=True)
         with torch.no_grad():
             ids = model.generate(**inputs, num_beams=beam, do_sample=False, max_new_tokens=length + 1)
-        out += tokenizer.batch_decode(ids, skip_special_tokens=True)
+        out += [spelled(tokenizer.convert_ids_to_tokens(row)) for row in ids]
     return out
 
 
@@ -125,18 +130,29 @@ def run_attnkit(texts: list[str], beam: int, batch: int, length: int) -> list[st
     translator = load_translator(str(FOLDER))
     results = translator.translate(texts, beam=beam, batch_size=batch, max_ratio=0.0, max_extra=length)
     assert all(r.attention.shape == (len(r.target_tokens), len(r.source_tokens)) for r in results)
-    return [r.translation for r in results]
+    return [spelled(r.target_tokens) for r in results]
 
 
 def run_inseq(texts: list[str], beam: int, batch: int, length: int) -> list[str]:
+    """One sentence per call: given a list with beam search, inseq 0.7.1 (with transformers 5.25) answered
+    every sentence with the first one's translation (found here; a single sentence is answered right)."""
     import inseq
 
     model = inseq.load_model(str(FOLDER), "attention")
     settings = {"num_beams": beam, "max_new_tokens": length + 1, "do_sample": False}
-    out = model.attribute(texts, generation_args=settings, batch_size=batch, show_progress=False)
-    return [
-        "".join(t.token for t in a.target).replace("\u2581", " ").strip() for a in out.sequence_attributions
-    ]
+    out = []
+    for text in texts:
+        found = model.attribute(text, generation_args=settings, show_progress=False)
+        out.append(spelled([t.token for t in found.sequence_attributions[0].target]))
+    return out
+
+
+SPECIAL = {"<pad>", "</s>"}
+
+
+def spelled(pieces: list[str]) -> str:
+    """The text of sentencepiece pieces (inseq re-tokenizes its output, so pieces are not comparable)."""
+    return "".join(p for p in pieces if p not in SPECIAL).replace("\u2581", " ").strip()
 
 
 RUNS = {"generate": run_generate, "attnkit": run_attnkit, "inseq": run_inseq}

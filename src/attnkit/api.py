@@ -82,9 +82,9 @@ def load(
     whether it translates or classifies. ``int8``: int8 weights (torch dynamic quantization, or the
     export's int8 graphs)."""
     if _hugging_face(path_or_name, backend, int8):
-        from .hf import load_hf
+        from .hf import hf_task, load_hf
 
-        return load_hf(str(path_or_name), "translation")
+        return load_hf(str(path_or_name), hf_task(str(path_or_name)))
     folder = _export(path_or_name, kind, backend, int8, "cpu")
     if folder is not None:
         from .runtime import load_export
@@ -109,9 +109,10 @@ def load_translator(
     """``device``: cpu, cuda, cuda:N or auto (CUDA when present); ``backend``: auto, onnx or torch.
     ``path_or_name`` may also be a Hugging Face encoder-decoder folder or Hub id (``attnkit.hf``)."""
     if _hugging_face(path_or_name, backend, int8):
-        from .hf import load_hf
+        from .hf import hf_task, load_hf
 
-        return load_hf(str(path_or_name), "translation", device)
+        task = hf_task(str(path_or_name))  # a decoder-only LM "translates" by continuing its prompt
+        return load_hf(str(path_or_name), "generation" if task == "generation" else "translation", device)
     folder = _export(path_or_name, "translator", backend, int8, device)
     if folder is not None:
         from .runtime.seq2seq import OnnxTranslator
@@ -129,7 +130,14 @@ def load_classifier(
     backend: str = "auto",
     int8: bool = False,
 ) -> Any:
-    """A HAN classifier; ``prior_correction``: tau in [0, 1] (None = the model's own setting)."""
+    """A HAN classifier (or a Hugging Face sequence classifier folder); ``prior_correction``: tau in
+    [0, 1] (None = the model's own setting)."""
+    if _hugging_face(path_or_name, backend, int8):
+        from .hf import load_hf
+
+        if prior_correction:
+            raise UsageError(f"{path_or_name}: prior correction needs a HAN's training class weights")
+        return load_hf(str(path_or_name), "classification", device)
     folder = _export(path_or_name, "classifier", backend, int8, device)
     if folder is not None:
         from .runtime.han import OnnxClassifier

@@ -5,27 +5,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
+from .classify_base import ClassifierBase
 from .config import ExperimentConfig
-from .data.documents import (
-    Document,
-    Vocabulary,
-    document_from_text,
-    make_document_batch,
-)
+from .data.documents import Document, Vocabulary, make_document_batch
 from .device import model_device, resolve_device, to_device
 from .errors import DeviceError
-from .log import progress
 from .models.build import build_for_checkpoint, load_for_inference, restore
-from .results import Classification, check_texts, classification
+from .results import Classification
 from .training.prior import prior_bias, stored_class_weights
 
 __all__ = ["Classification", "Classifier"]
 
 
-class Classifier:
+class Classifier(ClassifierBase):
+    """A HAN checkpoint on torch; batching, prior correction and results are ``ClassifierBase``'s."""
+
     def __init__(
         self,
         model: nn.Module,
@@ -70,25 +68,10 @@ class Classifier:
         )
         return classifier
 
-    def documents(self, texts: Sequence[str]) -> list[Document]:
-        return [document_from_text(t) for t in texts]
-
     @torch.no_grad()
-    def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
-        out: list[Classification] = []
-        for start in progress(range(0, len(docs), batch_size), -(-len(docs) // batch_size), "classifying"):
-            chunk = docs[start : start + batch_size]
-            batch = to_device(make_document_batch(chunk, self.vocab), model_device(self.model))
-            result = to_device(self.model(batch.words, batch.word_mask), "cpu")
-            logits = result.logits.float()
-            logits = logits if self.prior_bias is None else logits - self.prior_bias
-            probs = torch.softmax(logits, -1)  # (B, C)
-            words, sentences = result.word_weights.float().numpy(), result.sentence_weights.float().numpy()
-            for i, doc in enumerate(chunk):
-                out.append(classification(doc, self.labels, probs[i].numpy(), words[i], sentences[i]))
-        return out
-
-    def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:
-        """Predict each text's label with its word and sentence attention."""
-        check_texts(texts)
-        return self.classify_documents(self.documents(texts), batch_size)
+    def _scores(self, docs: Sequence[Document]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Uncorrected probabilities (B, C), word weights (B, N, W), sentence weights (B, N)."""
+        batch = to_device(make_document_batch(docs, self.vocab), model_device(self.model))
+        result = to_device(self.model(batch.words, batch.word_mask), "cpu")
+        probs = torch.softmax(result.logits.float(), -1)
+        return probs.numpy(), result.word_weights.float().numpy(), result.sentence_weights.float().numpy()

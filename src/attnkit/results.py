@@ -342,15 +342,18 @@ def classification(
     probs: np.ndarray,
     words: np.ndarray,
     sentences: np.ndarray,
+    limits: tuple[int, int] = (MAX_SENTENCES, MAX_WORDS),
 ) -> Classification:
     """Shapes: probs (C,), words (N, W), sentences (N,) of one document in its batch. Every word of
-    the document is listed; the ones past the model's limits get weight 0 and are counted."""
-    read = [min(len(s), MAX_WORDS) if j < MAX_SENTENCES else 0 for j, s in enumerate(doc.sentences)]
+    the document is listed; the ones past the model's ``limits`` (sentences, words per sentence) get
+    weight 0 and are counted."""
+    max_sentences, max_words = limits
+    read = [min(len(s), max_words) if j < max_sentences else 0 for j, s in enumerate(doc.sentences)]
     word_weights = [
         (words[j, :n].tolist() if n else []) + [0.0] * (len(s) - n)
         for j, (s, n) in enumerate(zip(doc.sentences, read))
     ]
-    n_read = min(len(doc.sentences), MAX_SENTENCES)
+    n_read = min(len(doc.sentences), max_sentences)
     sentence_weights = sentences[:n_read].tolist() + [0.0] * (len(doc.sentences) - n_read)
     return Classification(
         text=doc.text,

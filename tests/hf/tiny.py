@@ -179,3 +179,80 @@ def t5(folder: Path, steps: int = 300) -> Path:
 
 
 FAMILIES = {"marian": marian, "bart": bart, "t5": t5}
+
+
+REVIEWS = [
+    ("i love this dress, it fits perfectly", "positive"),
+    ("great fabric and a lovely colour", "positive"),
+    ("perfect fit, i love it", "positive"),
+    ("lovely dress, great quality", "positive"),
+    ("terrible fabric, it ripped at once", "negative"),
+    ("runs small and the colour is awful", "negative"),
+    ("awful quality, returned it", "negative"),
+    ("it ripped, terrible dress", "negative"),
+]
+
+
+def bert(folder: Path, steps: int = 150) -> Path:
+    """A 2-layer BERT sequence classifier (positive/negative) with a WordPiece vocabulary trained here."""
+    import torch
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    wordpiece = BertWordPieceTokenizer(lowercase=True)
+    wordpiece.train_from_iterator([t for t, _ in REVIEWS] * 5, vocab_size=120, min_frequency=1)
+    wordpiece.save_model(str(folder))
+    tokenizer = BertTokenizerFast(str(folder / "vocab.txt"))
+    labels = ["negative", "positive"]
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=2,
+        id2label=dict(enumerate(labels)),
+        label2id={name: i for i, name in enumerate(labels)},
+    )
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(config)
+    batch = tokenizer([t for t, _ in REVIEWS], padding=True, return_tensors="pt")
+    batch["labels"] = torch.tensor([labels.index(y) for _, y in REVIEWS])
+    _train(model, batch, steps, lr=1e-3)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def gpt2(folder: Path, steps: int = 200) -> Path:
+    """A 2-layer GPT-2 language model with a byte-level BPE trained on the English sentences."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = [f"{s} ." for s in SOURCES]
+    vocab, merges = _bpe_files(texts, folder, vocab_size=300)
+    tokenizer = GPT2TokenizerFast(vocab, merges, eos_token="</s>", bos_token="<s>", unk_token="<unk>")
+    tokenizer.pad_token = "<pad>"
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=64,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(config)
+    batch = tokenizer([t + "</s>" for t in texts], padding=True, return_tensors="pt")
+    labels = batch["input_ids"].clone()
+    labels[batch["attention_mask"] == 0] = -100
+    batch["labels"] = labels
+    _train(model, batch, steps)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 
-TASKS = {"translation": "seq2seq"}
+TASKS = {"translation": "seq2seq", "classification": "classify", "generation": "causal"}
 
 
 def is_hf_reference(path_or_name: Any) -> bool:
@@ -107,10 +107,45 @@ def pretrained(auto: Any, reference: str, **kwargs: Any) -> Any:
         raise offline_hint(reference, e) from None
 
 
+def load_model(auto: str, path_or_name: str | Path, device: str = "cpu") -> tuple[Any, Any, str]:
+    """(model, tokenizer, reference) of a folder or Hub id through ``transformers.<auto>`` (an Auto class
+    name), with eager attention (fused kernels return no weights), on ``device``."""
+    import transformers
+
+    from ..device import resolve_device
+
+    reference = model_folder(path_or_name)
+    with quiet_loading():
+        tokenizer = pretrained(transformers.AutoTokenizer, reference)
+        model = pretrained(getattr(transformers, auto), reference, attn_implementation="eager")
+    return model.to(resolve_device(device)), tokenizer, reference
+
+
 def load_hf(path_or_name: str | Path, task: str = "translation", device: str = "cpu") -> Any:
-    """The attnkit backend for a Hugging Face model of ``task`` (translation)."""
+    """The attnkit backend for a Hugging Face model of ``task``: translation (encoder-decoder models),
+    classification (encoder classifiers) or generation (decoder-only LMs continuing a prompt)."""
     if task not in TASKS:
         raise UsageError(f"Hugging Face models for {task} are not supported yet; valid: {', '.join(TASKS)}")
+    if task == "classification":
+        from .classify import HFClassifier
+
+        return HFClassifier.from_pretrained(path_or_name, device=device)
+    if task == "generation":
+        from .causal import HFCausalLM
+
+        return HFCausalLM.from_pretrained(path_or_name, device=device)
     from .seq2seq import HFTranslator
 
     return HFTranslator.from_pretrained(path_or_name, device=device)
+
+
+def hf_task(path_or_name: str | Path) -> str:
+    """translation, classification or generation (a decoder-only LM), from a folder's config.json (its
+    architectures); a Hub id not on disk is taken to be a translator."""
+    config = Path(str(path_or_name)) / "config.json"
+    if not config.is_file():
+        return "translation"
+    names = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+    if any("SequenceClassification" in n for n in names):
+        return "classification"
+    return "generation" if any(n.endswith(("LMHeadModel", "ForCausalLM")) for n in names) else "translation"

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..results import TranslatorBase
-from . import model_folder, pretrained, quiet_loading
+from . import load_model
 from .tokens import HFTokens
 
 # generation-config settings attnkit applies, and those it does not (a warning names them when set)
@@ -107,14 +107,15 @@ class HFStepper:
         return values.cpu().numpy(), ids.cpu().numpy(), new, attention.cpu().numpy()
 
     def processed(self, logits: torch.Tensor, position: int) -> torch.Tensor:
-        """Log-probabilities after the processors ``generate`` would apply at this position."""
-        if self.suppressed:
-            logits[:, self.suppressed] = -float("inf")
-        if position == 0 and self.first_suppressed:
-            logits[:, self.first_suppressed] = -float("inf")
-        if position + 1 < self.min_length:  # min_length counts the start token, as generate does
-            logits[:, self.eos_id] = -float("inf")
+        """Log-probabilities after the processors ``generate`` would apply at this position. As in its
+        beam search, they act on the log-softmax (a suppressed token's mass is not handed to the others)."""
         log_probs = torch.log_softmax(logits, dim=-1)
+        if self.suppressed:
+            log_probs[:, self.suppressed] = -float("inf")
+        if position == 0 and self.first_suppressed:
+            log_probs[:, self.first_suppressed] = -float("inf")
+        if position + 1 < self.min_length:  # min_length counts the start token, as generate does
+            log_probs[:, self.eos_id] = -float("inf")
         if position == 0 and self.forced_first is not None:
             log_probs = torch.full_like(log_probs, -float("inf"))
             log_probs[:, self.forced_first] = 0.0
@@ -159,15 +160,7 @@ class HFTranslator(TranslatorBase):
 
     @classmethod
     def from_pretrained(cls, path_or_name: str | Path, device: str = "cpu") -> HFTranslator:
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-        from ..device import resolve_device
-
-        reference = model_folder(path_or_name)
-        with quiet_loading():
-            tokenizer = pretrained(AutoTokenizer, reference)
-            model = pretrained(AutoModelForSeq2SeqLM, reference, attn_implementation="eager")
-        return cls(model.to(resolve_device(device)), tokenizer, reference)
+        return cls(*load_model("AutoModelForSeq2SeqLM", path_or_name, device))
 
     def _stepper(self) -> HFStepper:
         return self.stepper

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
-from ..data.documents import Document, Vocabulary, document_from_text, document_ids
-from ..log import progress
-from ..results import Classification, check_texts, classification, log_prior
+from ..classify_base import ClassifierBase
+from ..data.documents import Document, Vocabulary, document_ids
+from ..results import Classification, log_prior
 from .manifest import ExportError, Manifest, read_manifest
 from .sessions import parallel_map, sessions, threads
 
@@ -19,9 +20,11 @@ from .sessions import parallel_map, sessions, threads
 HAN_LARGE_ROWS = 16
 
 __all__ = ["Classification", "OnnxClassifier"]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
-class OnnxClassifier:
+class OnnxClassifier(ClassifierBase):
     """A classification export run by onnxruntime; the same results as ``attnkit.classifier.Classifier``.
 
     ``prior_correction``: tau in [0, 1] (None = the model's own setting); see ``training.prior``."""
@@ -53,10 +56,7 @@ class OnnxClassifier:
     ) -> OnnxClassifier:
         return cls(read_manifest(path, "classification"), "int8" if int8 else "fp32", prior_correction)
 
-    def documents(self, texts: Sequence[str]) -> list[Document]:
-        return [document_from_text(t) for t in texts]
-
-    def scores(self, docs: Sequence[Document]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _scores(self, docs: Sequence[Document]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Uncorrected probabilities (B, C), word weights (B, N, W), sentence weights (B, N)."""
         words = document_ids(docs, self.vocab)
         probs, word_weights, sentence_weights = self.session.run(
@@ -64,24 +64,6 @@ class OnnxClassifier:
         )
         return probs, word_weights, sentence_weights
 
-    def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
-        """Documents batched by size (fewer padded sentences and words for the graph), the batches in
-        parallel threads (``runtime.sessions``), answered in order."""
-        order = sorted(
-            range(len(docs)), key=lambda i: (len(docs[i].sentences), max(map(len, docs[i].sentences)))
-        )
-        out: list[Classification | None] = [None] * len(docs)
-        index = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-        scored = parallel_map(self.scores, [[docs[i] for i in chunk] for chunk in index], self.workers)
-        for chunk, (probs, words, sentences) in progress(zip(index, scored), len(index), "classifying"):
-            if self.prior_bias is not None:  # softmax(log p - b): the correction on probabilities
-                probs = probs * np.exp(-self.prior_bias)
-                probs = probs / probs.sum(-1, keepdims=True)
-            for j, i in enumerate(chunk):
-                out[i] = classification(docs[i], self.labels, probs[j], words[j], sentences[j])
-        return [r for r in out if r is not None]
-
-    def classify(self, texts: Sequence[str], batch_size: int = 64) -> list[Classification]:
-        """Predict each text's label with its word and sentence attention."""
-        check_texts(texts)
-        return self.classify_documents(self.documents(texts), batch_size)
+    def _map_batches(self, fn: Callable[[T], R], batches: list[T]) -> Iterator[R]:
+        """Batches in parallel threads, one graph thread each (``runtime.sessions``)."""
+        return parallel_map(fn, batches, self.workers)

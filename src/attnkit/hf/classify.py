@@ -1,0 +1,89 @@
+"""Encoder classifiers from Hugging Face (``AutoModelForSequenceClassification``: BERT, RoBERTa,
+DistilBERT, ...) as a ``ClassifierBase``: labels, probabilities, and the words' weights.
+
+A document is one sequence of the tokenizer's words (pieces grouped by ``attnkit.data.words``, special
+tokens left out). A word's weight is the attention the first token ([CLS], <s>: what the classification
+head reads) pays to its pieces in the last layer, averaged over heads, renormalized over the words;
+``layer_attention`` gives every layer's and head's self-attention (L, H, T, T) over the pieces. Words past
+the model's length are unread (weight 0, counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..classify_base import ClassifierBase
+from ..data.documents import Document
+from ..data.words import group_words, special_words, word_groups
+from . import load_model
+
+
+class HFClassifier(ClassifierBase):
+    """A Hugging Face sequence classifier and its tokenizer, from a folder (or Hub id)."""
+
+    def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
+        self.model, self.tokenizer, self.path = model.eval(), tokenizer, path
+        config = model.config
+        self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
+        self.class_weights = [1.0] * len(self.labels)
+        positions = getattr(config, "max_position_embeddings", None) or 512
+        self.max_tokens = int(min(positions, getattr(tokenizer, "model_max_length", positions)))
+        self.limits = (1, 10**9)  # one sequence; the token limit is applied to pieces (_pieces)
+        self.device = next(model.parameters()).device
+
+    @classmethod
+    def from_pretrained(cls, path_or_name: str | Path, device: str = "cpu") -> HFClassifier:
+        return cls(*load_model("AutoModelForSequenceClassification", path_or_name, device))
+
+    def _pieces(self, text: str, truncate: bool = True) -> list[str]:
+        ids = self.tokenizer(text, truncation=truncate, max_length=self.max_tokens)["input_ids"]
+        return list(self.tokenizer.convert_ids_to_tokens(ids))
+
+    def documents(self, texts: Sequence[str]) -> list[Document]:
+        """Each text as one sentence of the tokenizer's words (all of them, read or not)."""
+        docs = []
+        for text in texts:
+            pieces = self._pieces(text, truncate=False)
+            words = [w for w, special in zip(group_words(pieces), special_words(pieces)) if not special]
+            docs.append(Document(text, -1, [words or [pieces[0]]]))
+        return docs
+
+    @torch.no_grad()
+    def _forward(self, texts: Sequence[str]) -> Any:
+        batch = self.tokenizer(
+            list(texts), truncation=True, max_length=self.max_tokens, padding=True, return_tensors="pt"
+        ).to(self.device)
+        return batch, self.model(**batch, output_attentions=True, return_dict=True)
+
+    def _scores(self, docs: Sequence[Document]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Probabilities (B, C), word weights (B, 1, W) and sentence weights (B, 1)."""
+        batch, out = self._forward([d.text for d in docs])
+        probs = torch.softmax(out.logits.float(), -1).cpu().numpy()
+        first = out.attentions[-1].float().mean(1)[:, 0].cpu().numpy()  # (B, T): the first token's row
+        width = max(len(d.sentences[0]) for d in docs)
+        words = np.zeros((len(docs), 1, width), dtype=np.float32)
+        for i, doc in enumerate(docs):
+            pieces = self._pieces(doc.text)
+            weights = [first[i, g].sum() for g, s in zip(word_groups(pieces), special_words(pieces)) if not s]
+            total = float(sum(weights)) or 1.0
+            words[i, 0, : len(weights)] = np.asarray(weights, dtype=np.float32) / total
+        return probs, words, np.ones((len(docs), 1), dtype=np.float32)
+
+    @property
+    def attention_layers(self) -> int:
+        return int(self.model.config.num_hidden_layers)
+
+    @property
+    def attention_heads(self) -> int:
+        return int(self.model.config.num_attention_heads)
+
+    def layer_attention(self, text: str) -> tuple[list[str], np.ndarray]:
+        """The pieces the model read and every layer's and head's self-attention over them (L, H, T, T)."""
+        _, out = self._forward([text])
+        maps = torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
+        return self._pieces(text), maps

@@ -1,0 +1,60 @@
+"""Hugging Face encoder classifiers through attnkit: the model's own probabilities, words of its
+WordPiece vocabulary, and word weights that are the [CLS] row of its own last-layer attention."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from attnkit.api import load, load_classifier
+from attnkit.cli.main import main
+from tests.hf import tiny
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory):
+    return tiny.bert(tmp_path_factory.mktemp("bert"))
+
+
+@pytest.fixture(scope="module")
+def classifier(bert_dir):
+    return load_classifier(str(bert_dir))
+
+
+def test_labels_and_probabilities_are_the_models_own(classifier):
+    texts = [t for t, _ in tiny.REVIEWS] + ["i love the colour", "the fabric ripped"]
+    results = classifier.classify(texts)
+    tok, model = classifier.tokenizer, classifier.model
+    with torch.no_grad():
+        probs = torch.softmax(model(**tok(texts, padding=True, return_tensors="pt")).logits, -1).numpy()
+    for r, p in zip(results, probs):
+        np.testing.assert_allclose([r.probabilities[c] for c in classifier.labels], p, atol=1e-5)
+    assert [r.label for r in results[: len(tiny.REVIEWS)]] == [y for _, y in tiny.REVIEWS]
+
+
+def test_word_weights_are_the_cls_rows_attention_over_words(classifier):
+    text = "lovely dress, it fits perfectly"
+    result = classifier.classify([text])[0]
+    tok, model = classifier.tokenizer, classifier.model
+    with torch.no_grad():
+        out = model(**tok([text], return_tensors="pt"), output_attentions=True)
+    row = out.attentions[-1][0].mean(0)[0].numpy()  # (T,): [CLS]'s attention, head mean
+    pieces = tok.convert_ids_to_tokens(tok(text)["input_ids"])
+    assert result.sentences == [["lovely", "dress", ",", "it", "fits", "perfectly"]]
+    # "perfectly" may be several WordPiece pieces: its weight is their sum, renormalized without specials
+    content = row[1:-1]
+    assert len(pieces) - 2 >= len(result.sentences[0])
+    np.testing.assert_allclose(sum(result.word_weights[0]), 1.0, atol=1e-5)
+    assert result.word_weights[0][0] == pytest.approx(content[0] / content.sum(), abs=1e-5)
+    pieces_read, maps = classifier.layer_attention(text)
+    assert maps.shape == (2, 4, len(pieces_read), len(pieces_read)) and pieces_read == pieces
+
+
+def test_cli_classifies_with_a_model_folder(bert_dir, capsys):
+    assert main(["classify", "--model", str(bert_dir), "--json", "i love this dress"]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert row["label"] == "positive" and set(row["probabilities"]) == {"negative", "positive"}
+    assert type(load(str(bert_dir))).__name__ == "HFClassifier"
