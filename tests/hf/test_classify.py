@@ -51,6 +51,11 @@ def test_word_weights_are_the_cls_rows_attention_over_words(classifier):
     assert result.word_weights[0][0] == pytest.approx(content[0] / content.sum(), abs=1e-5)
     pieces_read, maps = classifier.layer_attention(text)
     assert maps.shape == (2, 4, len(pieces_read), len(pieces_read)) and pieces_read == pieces
+    own = torch.stack([a[0] for a in out.attentions]).numpy()
+    assert maps.dtype == np.float16
+    np.testing.assert_allclose(maps.astype(np.float32), own, atol=1e-3)
+    _, exact = classifier.layer_attention(text, layers=[-1], heads=[1, 3], dtype=np.float32)
+    np.testing.assert_allclose(exact, own[[-1]][:, [1, 3]], atol=1e-6)
 
 
 def test_cli_classifies_with_a_model_folder(bert_dir, capsys):
