@@ -18,6 +18,13 @@ def add_parser(sub: Any, name: str) -> None:
         help="keep only the int8 graphs (fp32 checked, then dropped; enfr-transformer 21.6 MB, not 54)",
     )
     p.add_argument(
+        "--format",
+        choices=("onnx", "hf"),
+        default="onnx",
+        help="onnx (default): graphs for the torch-free runtime; hf: a Hugging Face Pegasus folder "
+        "(Transformers only) that transformers loads with its own classes",
+    )
+    p.add_argument(
         "--lossy-fp16",
         action="store_true",
         help="store every weight in fp16 (half the size; rounds fp32-trained weights)",
@@ -33,6 +40,15 @@ def run(args: argparse.Namespace) -> int:
 
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file; give a folder (new, empty, or an earlier export)")
+    if args.format == "hf":
+        from ..export.hf import export_hf
+
+        if args.int8 or args.int8_only or args.lossy_fp16:
+            raise UsageError("--format hf writes fp32 weights; --int8/--int8-only/--lossy-fp16 are for onnx")
+        report = export_hf(args.model, args.out)
+        print(f"exported {args.model or 'the default model'} to {args.out} as a Hugging Face Pegasus folder")
+        print("check against torch: " + json.dumps(report))
+        return 0
 
     manifest = export(
         args.model,

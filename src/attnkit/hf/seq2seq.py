@@ -144,7 +144,9 @@ class HFTranslator(TranslatorBase):
     def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
         self.model, self.hf_tokenizer, self.path = model.eval(), tokenizer, path
         self.tokenizer, self.target_tokenizer = HFTokens(tokenizer), HFTokens(tokenizer, target=True)
-        self.stepper = HFStepper(model)
+        # a folder written by `attnkit export --format hf` asks for attnkit's beam rules and its layer
+        self.rules = str(getattr(model.config, "attnkit_search", "generate"))
+        self.stepper = HFStepper(model, int(getattr(model.config, "attnkit_attention_layer", -1)))
         self.eos_id = self.stepper.eos_id
         self.pad_id = int(model.config.pad_token_id if model.config.pad_token_id is not None else self.eos_id)
         self.eos_piece = str(tokenizer.convert_ids_to_tokens(self.eos_id))
@@ -179,6 +181,8 @@ class HFTranslator(TranslatorBase):
         model's generation config unless ``alpha`` (the length penalty) is given otherwise than 1.0."""
         from .. import search_hf
 
+        if self.rules == "attnkit":
+            return super()._beam(stepper, src, src_mask, beam, alpha, n_best, limits)
         generation = self.model.generation_config
         penalty = alpha if alpha != 1.0 else float(generation.length_penalty or 1.0)
         stop = generation.early_stopping if generation.early_stopping is not None else False
@@ -195,6 +199,10 @@ class HFTranslator(TranslatorBase):
         config = self.model.config
         names = ("decoder_attention_heads", "num_heads", "num_attention_heads")
         return int(next(getattr(config, n) for n in names if getattr(config, n, None)))
+
+    @property
+    def default_layer(self) -> int:
+        return self.stepper.default_layer
 
     @torch.no_grad()
     def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
