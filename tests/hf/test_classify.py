@@ -63,3 +63,23 @@ def test_cli_classifies_with_a_model_folder(bert_dir, capsys):
     row = json.loads(capsys.readouterr().out.splitlines()[0])
     assert row["label"] == "positive" and set(row["probabilities"]) == {"negative", "positive"}
     assert type(load(str(bert_dir))).__name__ == "HFClassifier"
+
+
+def test_faithfulness_and_evaluation_run_on_a_hugging_face_classifier(bert_dir, tmp_path, capsys):
+    """The HAN's erasure curves, Captum attributions and rankings, over the model's pieces."""
+    data = tmp_path / "reviews.jsonl"
+    rows = [{"text": t, "label": y} for t, y in tiny.REVIEWS]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["faithfulness", "--model", str(bert_dir), "--data", str(data), "--json", "--seeds", "1"]
+    assert (
+        main([*argv, "--methods", "attention,integrated_gradients,leave_one_out,random", "--steps", "8"]) == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_documents"] == len(rows) and report["accuracy"] == 1.0
+    for method in ("attention", "integrated_gradients", "leave_one_out", "random"):
+        aopc = report["word"][method]["comprehensiveness"]["aopc"]["mean"]
+        assert -1.0 <= aopc <= 1.0
+    loo = report["word"]["leave_one_out"]["comprehensiveness"]["aopc"]["mean"]
+    assert loo > report["word"]["random"]["comprehensiveness"]["aopc"]["mean"]  # a real ranking beats chance
+    assert main(["evaluate-classifier", "--model", str(bert_dir), "--data", str(data), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == 1.0

@@ -109,8 +109,15 @@ def _classifier(args: argparse.Namespace) -> dict[str, Any]:
     classifier = load_classifier(args.model, device=args.device, backend="torch")
     docs, _ = read_documents(args.data, labels=classifier.labels)
     docs = docs[: args.limit]
-    ids = document_ids(docs, classifier.vocab)
-    prob = ProbabilityModel(classifier.model.cpu(), classifier.prior_bias)
+    prob: Any
+    if type(classifier).__module__.startswith("attnkit.hf"):  # a Hugging Face classifier: pieces as units
+        from ..hf.faithfulness import HFProbability
+
+        prob = HFProbability(classifier)
+        ids = prob.documents([d.text for d in docs])
+    else:
+        ids = document_ids(docs, classifier.vocab)
+        prob = ProbabilityModel(classifier.model.cpu(), classifier.prior_bias)
     report = han_faithfulness(
         prob, list(ids), methods, fractions, args.seeds, args.steps, samples=args.samples
     )

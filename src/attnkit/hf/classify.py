@@ -11,6 +11,7 @@ the model's length are unread (weight 0, counted).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,11 @@ class HFClassifier(ClassifierBase):
             words = [w for w, special in zip(group_words(pieces), special_words(pieces)) if not special]
             docs.append(Document(text, -1, [words or [pieces[0]]]))
         return docs
+
+    def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Any]:
+        """Documents read by another tokenizer (a data file's) are re-read as this model's words."""
+        own = [replace(mine, label=d.label) for d, mine in zip(docs, self.documents([d.text for d in docs]))]
+        return super().classify_documents(own, batch_size)
 
     @torch.no_grad()
     def _forward(self, texts: Sequence[str]) -> Any:
