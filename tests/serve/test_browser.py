@@ -125,7 +125,7 @@ def test_layer_and_head_selector_changes_the_matrix(server, page, models):
     np.testing.assert_allclose(cells(), result["attention"], atol=2e-5)
     assert [a.get("layers") for a in asked] == [None] and len(asked[0]["sentences"]) == 2
     card.query_selector(".layer-select").select_option("0")
-    page.wait_for_function("card => card.dataset.drawn === '0'", arg=card)
+    page.wait_for_function("card => card.dataset.drawn === '0/matrix'", arg=card)
     assert asked[1]["layers"] is True and asked[1]["sentences"] == ["ab cd"]
     np.testing.assert_allclose(cells(), layers[0].mean(0), atol=2e-5)
     card.query_selector(".head-select").select_option("1")
@@ -253,3 +253,47 @@ def test_page_groups_words_as_the_library_does_for_every_tokenizer_family(server
     groups = page.evaluate("p => wordGroups(p)", pieces)
     labels = page.evaluate("p => wordGroups(p).map((g) => groupLabel(p, g))", pieces)
     assert groups == word_groups(pieces) and labels == group_words(pieces)
+
+
+def test_head_view_and_model_view_draw_every_heads_weights(server, page, models):
+    """Head view: one line per head and token pair, its opacity the weight the API answers, several heads
+    overlaid and filtered to the hovered token; model view: layers x heads, a click opens that head."""
+    name = list(models.translators)[1]  # the tiny Transformer: 2 layers x 2 heads
+    _open(page, server, "translate")
+    page.select_option("#translate-model", name)
+    page.fill("#translate-input", "ab cd")
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    layers = np.array(
+        _api(server, "/api/translate", {"sentences": ["ab cd"], "model": name, "layers": True})["results"][0][
+            "layer_attention"
+        ]
+    )
+    card.query_selector(".view-select").select_option("head")
+    page.wait_for_function("card => card.dataset.drawn === 'model/head'", arg=card)
+    lines = card.eval_on_selector_all(
+        "line.head-line",
+        "ns => ns.map(n => [+n.dataset.head, +n.dataset.row, +n.dataset.col, +n.getAttribute"
+        "('stroke-opacity')])",
+    )
+    assert {h for h, *_ in lines} == {0, 1}  # both heads overlaid
+    for h, i, j, opacity in lines:
+        assert opacity == pytest.approx(layers[-1, h, i, j], abs=1e-4)  # the last layer when none is chosen
+    assert len(lines) == int((layers[-1] >= 0.01).sum())
+    card.query_selector(".head-picker input[data-head='1']").uncheck()
+    assert {
+        int(h) for h in card.eval_on_selector_all("line.head-line", "ns => ns.map(n => n.dataset.head)")
+    } == {0}
+    card.query_selector("text.head-token.target[data-index='0']").hover()
+    shown = card.eval_on_selector_all(
+        "line.head-line", "ns => ns.filter(n => n.style.display !== 'none').map(n => +n.dataset.row)"
+    )
+    assert shown and set(shown) == {0}
+    card.query_selector(".view-select").select_option("model")
+    assert len(card.query_selector_all("g.thumb")) == layers.shape[0] * layers.shape[1]
+    card.query_selector("g.thumb[data-layer='0'][data-head='1']").click()
+    page.wait_for_function("card => card.dataset.drawn === '0/matrix'", arg=card)
+    values = card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.dataset.weight)")
+    np.testing.assert_allclose(
+        np.array([float(v) for v in values]).reshape(layers.shape[2:]), layers[0, 1], atol=2e-5
+    )

@@ -217,6 +217,7 @@ def create_app(
     routes = [
         Route("/", index),
         static("explorer.js", "text/javascript; charset=utf-8"),
+        static("views.js", "text/javascript; charset=utf-8"),
         static("explorer.css", "text/css; charset=utf-8"),
         Route("/api/translate", json_endpoint(explorer.translate), methods=["POST"]),
         Route("/api/classify", json_endpoint(explorer.classify), methods=["POST"]),

@@ -1,4 +1,4 @@
-"""The explorer's front-end: one HTML page, one script, one style sheet, no library, no network.
+"""The explorer's front-end: one HTML page, two scripts, one style sheet, no library, no network.
 
 ``page()`` is what ``attnkit serve`` sends; ``static_page(data)`` is the same page with the script and
 styles inlined and the results embedded, for ``attnkit translate --html`` / ``classify --html``: it
@@ -13,7 +13,7 @@ import json
 from importlib.resources import files
 from typing import Any
 
-ASSETS = ("explorer.html", "explorer.js", "explorer.css")
+ASSETS = ("explorer.html", "explorer.js", "views.js", "explorer.css")
 
 
 def asset(name: str) -> bytes:
@@ -36,7 +36,8 @@ def static_page(data: dict[str, Any]) -> str:
     """A self-contained page showing ``data`` ({"view": "translate" or "classify", ...}: API answers)."""
     html = asset("explorer.html").decode("utf-8")
     css = asset("explorer.css").decode("utf-8")
-    script = asset("explorer.js").decode("utf-8").replace("</", "<\\/")
+    script, views = (asset(n).decode("utf-8").replace("</", "<\\/") for n in ("explorer.js", "views.js"))
     html = html.replace('<link rel="stylesheet" href="explorer.css">', f"<style>\n{css}</style>")
     payload = f'<script id="attnkit-data" type="application/json">{embedded_json(data)}</script>'
+    html = html.replace('<script src="views.js"></script>', f"<script>\n{views}</script>")
     return html.replace('<script src="explorer.js"></script>', f"{payload}\n<script>\n{script}</script>")

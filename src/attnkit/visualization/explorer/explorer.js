@@ -204,7 +204,7 @@ function translationCard(result, index, loadLayers) {
   const bar = el("div", { class: "row view-controls" });
   const words = el("input", { type: "checkbox", class: "words-toggle" });
   bar.append(el("label", {}, words, " words (subwords merged)"));
-  let layerSelect = null, headSelect = null;
+  let layerSelect = null, headSelect = null, viewSelect = null, picked = null, picker = null;
   // a Transformer's per-layer maps: embedded in the result, or fetched for this card when first chosen
   const shape = result.layer_attention ? [result.layer_attention.length, result.layer_attention[0].length] : loadLayers && loadLayers.shape;
   if (shape && shape[0] > 0) {
@@ -214,6 +214,11 @@ function translationCard(result, index, loadLayers) {
     layerSelect.classList.add("layer-select");
     headSelect.classList.add("head-select");
     bar.append(el("label", {}, "layer ", layerSelect), el("label", {}, "head ", headSelect));
+    viewSelect = select(`view-${index}`, [["matrix", "matrix"], ["head", "head view"], ["model", "model view"]], "matrix");
+    viewSelect.classList.add("view-select");
+    bar.append(el("label", {}, "view ", viewSelect));
+    picked = new Set([...Array(heads).keys()]);
+    picker = headPicker(heads, picked, () => draw());
   }
   const exports = el("span", { class: "exports" });
   ["SVG", "PNG", "JSON"].forEach((kind) => exports.append(el("button", { type: "button", "data-export": kind.toLowerCase() }, kind)));
@@ -225,30 +230,44 @@ function translationCard(result, index, loadLayers) {
     view.words = words.checked;
     if (layerSelect) { view.layer = layerSelect.value; view.head = headSelect.value; headSelect.disabled = view.layer === "model"; }
     const { matrix, src, tgt } = currentView(result, view);
-    body.replaceChildren(tokenStrip(card, src, "source", matrix), tokenStrip(card, tgt, "target", matrix), matrixSvg(matrix, src, tgt), linksSvg(matrix, src, tgt));
-    card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix, view: { ...view } };
+    const kind = viewSelect && result.layer_attention ? viewSelect.value : "matrix";
+    const strips = [tokenStrip(card, src, "source", matrix), tokenStrip(card, tgt, "target", matrix)];
+    if (kind === "head") {  // subword pieces, one layer (the decoding attention's when none is chosen)
+      const l = view.layer === "model" ? result.layer_attention.length - 1 : Number(view.layer);
+      body.replaceChildren(picker, headView(result.layer_attention[l], [...picked].sort((a, b) => a - b), result.source_tokens, result.target_tokens));
+    } else if (kind === "model") {
+      body.replaceChildren(modelView(result.layer_attention, (l, h) => {
+        layerSelect.value = String(l); headSelect.value = String(h); viewSelect.value = "matrix"; change();
+      }));
+    } else {
+      body.replaceChildren(...strips, matrixSvg(matrix, src, tgt), linksSvg(matrix, src, tgt));
+    }
+    card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix, view: { ...view, kind } };
   };
   const change = async () => {
-    if (layerSelect && layerSelect.value !== "model" && !result.layer_attention) {
+    const wantsLayers = layerSelect && (layerSelect.value !== "model" || viewSelect.value !== "matrix");
+    if (wantsLayers && !result.layer_attention) {
       layerSelect.disabled = true;
       try {
         result.layer_attention = await loadLayers.fetch(result);
       } catch (e) {
         layerSelect.value = "model";
+        viewSelect.value = "matrix";
         status(e.message, true);
       } finally {
         layerSelect.disabled = false;
       }
     }
     draw();
-    card.dataset.drawn = layerSelect ? layerSelect.value : "model";
+    card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}` : "model";
   };
-  [words, layerSelect, headSelect].forEach((node) => node && node.addEventListener("change", change));
+  [words, layerSelect, headSelect, viewSelect].forEach((node) => node && node.addEventListener("change", change));
   exports.addEventListener("click", (event) => {
     const kind = event.target.dataset && event.target.dataset.export;
     const stem = `attention-${index + 1}`;
-    if (kind === "svg") download(`${stem}.svg`, "image/svg+xml", new XMLSerializer().serializeToString(body.querySelector("svg.matrix")));
-    if (kind === "png") exportPng(body.querySelector("svg.matrix"), `${stem}.png`);
+    const shown = body.querySelector("svg.matrix, svg.head-view, svg.model-view");  // the view on screen
+    if (kind === "svg") download(`${stem}.svg`, "image/svg+xml", new XMLSerializer().serializeToString(shown));
+    if (kind === "png") exportPng(shown, `${stem}.png`);
     if (kind === "json") download(`${stem}.json`, "application/json", JSON.stringify(card.currentView, null, 1));
   });
   draw();
