@@ -160,6 +160,10 @@ def test_classify_page_shades_words_and_the_slider_re_decides(server, page, shot
     expected = _api(server, "/api/classify", {"documents": [text]})["results"][0]
     shown = [float(x) for x in card.eval_on_selector_all(".word", "ns => ns.map(n => n.dataset.weight)")]
     assert shown == pytest.approx([w for row in expected["word_weights"] for w in row], abs=1e-5)
+    # shades: word weight x sentence weight over the document's largest, not scaled per sentence
+    effective = [w * s for row, s in zip(expected["word_weights"], expected["sentence_weights"]) for w in row]
+    shades = [float(x) for x in card.eval_on_selector_all(".word", "ns => ns.map(n => n.dataset.shade)")]
+    assert shades == pytest.approx([e / max(effective) for e in effective], abs=1e-4)
     assert card.get_attribute("data-label") == expected["label"]
     for tau, label in ((0.0, at_zero), (1.0, at_one)):
         card.eval_on_selector(
@@ -297,3 +301,35 @@ def test_head_view_and_model_view_draw_every_heads_weights(server, page, models)
     np.testing.assert_allclose(
         np.array([float(v) for v in values]).reshape(layers.shape[2:]), layers[0, 1], atol=2e-5
     )
+
+
+def test_matrix_has_titles_a_scale_hoverable_cells_and_marks_continuation_pieces(server, page):
+    _open(page, server, "translate")
+    page.fill("#translate-input", "The cat sits on the mat.")
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    titles = card.eval_on_selector_all("svg.matrix .axis-title", "ns => ns.map(n => n.textContent)")
+    assert (
+        "source \u2192 (columns)" in titles
+        and "weight" in titles
+        and len(card.query_selector_all("rect.legend")) == 5
+    )
+    pieces = card.eval_on_selector_all(
+        ".tok.source", "ns => ns.map(n => [n.title, n.classList.contains('cont')])"
+    )
+    assert any(cont for _, cont in pieces) or all(p.startswith("\u2581") or p == "</s>" for p, _ in pieces)
+    assert all(not cont for p, cont in pieces if p.startswith("\u2581") or p == "</s>")
+    card.query_selector("rect.cell[data-row='1'][data-col='0']").hover()
+    assert card.eval_on_selector(".tok.target[data-index='1']", "n => n.classList.contains('active')")
+    assert card.eval_on_selector(".tok.source[data-index='0']", "n => n.dataset.highlight") != ""
+
+
+def test_an_error_replaces_stale_results(server, page):
+    _open(page, server, "translate")
+    page.fill("#translate-input", "The cat sits on the mat.")
+    page.click("#translate-run")
+    page.wait_for_selector(".translation-card")
+    page.fill("#translate-input", " ".join(["word"] * 150))  # over the server's 100 words
+    page.click("#translate-run")
+    block = page.wait_for_selector("#translate-results .error-block")
+    assert "at most 100" in block.inner_text() and not page.query_selector(".translation-card")

@@ -109,10 +109,19 @@ function highlight(card, side, index, weights) {
   });
 }
 
+function pieceStarts(pieces) {
+  // whether each piece begins a word (a continuation piece is drawn with a dotted left edge)
+  const starts = new Array(pieces.length).fill(false);
+  wordGroups(pieces).forEach((g) => { starts[g[0]] = true; });
+  return starts;
+}
+
 function tokenStrip(card, tokens, side, matrix) {
   const strip = el("div", { class: `strip ${side}` }, el("span", { class: "side" }, side));
+  const starts = pieceStarts(tokens);
   tokens.forEach((token, i) => {
-    const node = el("span", { class: `tok ${side}`, "data-index": i, tabindex: 0 }, display(token));
+    const kind = starts[i] ? "" : " cont";
+    const node = el("span", { class: `tok ${side}${kind}`, "data-index": i, tabindex: 0, title: token }, display(token));
     const weights = () => (side === "target" ? matrix[i] : matrix.map((row) => row[i]));
     node.addEventListener("mouseenter", () => highlight(card, side, i, weights()));
     node.addEventListener("focus", () => highlight(card, side, i, weights()));
@@ -122,19 +131,33 @@ function tokenStrip(card, tokens, side, matrix) {
   return strip;
 }
 
-function matrixSvg(matrix, src, tgt) {
-  const cell = 26, left = 110, top = 90, right = 70;
-  const width = left + cell * src.length + right, height = top + cell * tgt.length + 10;
+function short(token) {
+  // labels of at most 14 characters (the whole token stays in the cell titles and the token strips)
+  const text = display(token);
+  return text.length > 14 ? `${text.slice(0, 13)}\u2026` : text;
+}
+
+function matrixSvg(matrix, src, tgt, onHover) {
+  const cell = 26, left = 110, top = 90, right = 70, legend = 34;
+  const width = left + cell * src.length + right, height = top + cell * tgt.length + 10 + legend;
   const root = svg("svg", { xmlns: SVG, class: "matrix", width, height, viewBox: `0 0 ${width} ${height}` });
   root.append(svg("rect", { x: 0, y: 0, width, height, fill: "#ffffff" }));
+  root.append(svg("text", { x: 4, y: 14, class: "axis-title" }, "source \u2192 (columns)"));
+  root.append(svg("text", { x: 4, y: 28, class: "axis-title" }, "target \u2193 (rows)"));
+  const ly = top + cell * tgt.length + 18;  // colour scale: the fill opacity is the weight
+  [0, 0.25, 0.5, 0.75, 1].forEach((w, k) => {
+    root.append(svg("rect", { x: left + k * 24, y: ly, width: 23, height: 10, fill: "#d64524", "fill-opacity": Math.max(w, 0.02), class: "legend" }));
+    root.append(svg("text", { x: left + k * 24 + 11, y: ly + 22, "text-anchor": "middle", class: "axis-title" }, String(w)));
+  });
+  root.append(svg("text", { x: left - 6, y: ly + 9, "text-anchor": "end", class: "axis-title" }, "weight"));
   src.forEach((token, j) => {
     const x = left + j * cell + cell / 2;
-    root.append(svg("text", { x, y: top - 6, class: "col-label", transform: `rotate(-55 ${x} ${top - 6})` }, display(token)));
+    root.append(svg("text", { x, y: top - 6, class: "col-label", transform: `rotate(-55 ${x} ${top - 6})` }, short(token)));
   });
   root.append(svg("text", { x: left + cell * src.length + 8, y: top - 6, class: "col-label" }, "entropy"));
   tgt.forEach((token, i) => {
     const y = top + i * cell + cell / 2 + 4;
-    root.append(svg("text", { x: left - 6, y, class: "row-label", "text-anchor": "end" }, display(token)));
+    root.append(svg("text", { x: left - 6, y, class: "row-label", "text-anchor": "end" }, short(token)));
     matrix[i].forEach((w, j) => {
       const rect = svg("rect", {
         class: "cell", x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
@@ -142,6 +165,10 @@ function matrixSvg(matrix, src, tgt) {
         "data-weight": w.toFixed(5),
       });
       rect.append(svg("title", {}, `${display(token)} \u2192 ${display(src[j])}: ${w.toFixed(3)}`));
+      if (onHover) {  // a cell highlights its target token and shades the sources by the row's weights
+        rect.addEventListener("mouseenter", () => onHover(i));
+        rect.addEventListener("mouseleave", () => onHover(null));
+      }
       root.append(rect);
     });
     root.append(svg("text", { x: left + cell * src.length + 8, y, class: "entropy", "data-row": i }, entropy(matrix[i]).toFixed(2)));
@@ -240,7 +267,8 @@ function translationCard(result, index, loadLayers) {
         layerSelect.value = String(l); headSelect.value = String(h); viewSelect.value = "matrix"; change();
       }));
     } else {
-      body.replaceChildren(...strips, matrixSvg(matrix, src, tgt), linksSvg(matrix, src, tgt));
+      const hover = (i) => highlight(card, "target", i, i === null ? [] : matrix[i]);
+      body.replaceChildren(...strips, matrixSvg(matrix, src, tgt, hover), linksSvg(matrix, src, tgt));
     }
     card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix, view: { ...view, kind } };
   };
@@ -323,15 +351,22 @@ function classificationCard(result, prior, index) {
   slider.addEventListener("input", redraw);
   card.append(decision, bars, el("label", { class: "row" }, tauText, slider));
   const text = el("div", { class: "document" });
+  // a word's shade is its weight times its sentence's, scaled by the document's largest: a sentence the
+  // model hardly read shows faint words (scaling per sentence made every sentence show a full-red word)
+  const effective = result.word_weights.map((ww, j) => ww.map((w) => w * result.sentence_weights[j]));
+  const top = Math.max(...effective.flat(), 1e-9);
   result.sentences.forEach((words, j) => {
     const sw = result.sentence_weights[j];
     const row = el("p", { class: "sentence", "data-weight": sw.toFixed(5), style: `border-left-color: rgba(33, 102, 172, ${Math.max(sw, 0.05).toFixed(4)})` },
       el("span", { class: "sentence-weight" }, sw.toFixed(2)));
-    const ww = result.word_weights[j], top = Math.max(...ww, 1e-9);
+    const ww = result.word_weights[j];
     words.forEach((word, k) => {
       const unread = j >= state.limits.max_sentences || k >= state.limits.max_words;
       const node = el("span", { class: unread ? "word unread" : "word", "data-weight": ww[k].toFixed(5), title: unread ? "not read by the model" : `weight ${ww[k].toFixed(3)}` }, word);
-      if (!unread) node.style.backgroundColor = `rgba(214, 69, 36, ${(ww[k] / top).toFixed(4)})`;
+      if (!unread) {
+        node.dataset.shade = (effective[j][k] / top).toFixed(5);
+        node.style.backgroundColor = `rgba(214, 69, 36, ${node.dataset.shade})`;
+      }
       row.append(node, " ");
     });
     text.append(row);
@@ -392,10 +427,15 @@ function lines(id) {
 }
 
 function busy(form, promise) {
+  // an error replaces the view's stale results with itself, in the results area, not only in the corner
   const button = form.querySelector("button[type=submit]");
+  const results = document.getElementById(form.id.replace("-form", "-results"));
   button.disabled = true;
   status("working\u2026");
-  return promise.then(() => status("")).catch((e) => status(e.message, true)).finally(() => { button.disabled = false; });
+  return promise.then(() => status("")).catch((e) => {
+    status(e.message, true);
+    if (results) results.replaceChildren(el("p", { class: "error-block", role: "alert" }, e.message));
+  }).finally(() => { button.disabled = false; });
 }
 
 function wireForms() {
