@@ -259,7 +259,7 @@ def test_page_groups_words_as_the_library_does_for_every_tokenizer_family(server
     assert groups == word_groups(pieces) and labels == group_words(pieces)
 
 
-def test_head_view_and_model_view_draw_every_heads_weights(server, page, models):
+def test_head_view_and_model_view_draw_every_heads_weights(server, page, models, shots):
     """Head view: one line per head and token pair, its opacity the weight the API answers, several heads
     overlaid and filtered to the hovered token; model view: layers x heads, a click opens that head."""
     name = list(models.translators)[1]  # the tiny Transformer: 2 layers x 2 heads
@@ -293,8 +293,12 @@ def test_head_view_and_model_view_draw_every_heads_weights(server, page, models)
         "line.head-line", "ns => ns.filter(n => n.style.display !== 'none').map(n => +n.dataset.row)"
     )
     assert shown and set(shown) == {0}
+    card.query_selector(".head-picker input[data-head='1']").check()
+    page.mouse.move(0, 0)
+    card.screenshot(path=str(shots / "head-view.png"))
     card.query_selector(".view-select").select_option("model")
     assert len(card.query_selector_all("g.thumb")) == layers.shape[0] * layers.shape[1]
+    card.screenshot(path=str(shots / "model-view.png"))
     card.query_selector("g.thumb[data-layer='0'][data-head='1']").click()
     page.wait_for_function("card => card.dataset.drawn === '0/matrix'", arg=card)
     values = card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.dataset.weight)")
