@@ -43,6 +43,9 @@ class Translation:
     # the ids behind source_tokens / target_tokens (without </s>), so maps can be recomputed exactly
     source_ids: list[int] = field(default_factory=list, repr=False)
     target_ids: list[int] = field(default_factory=list, repr=False)
+    # each alternative's pieces (with </s>) and attention (T_k, S), as for the best translation
+    alternative_tokens: list[list[str]] = field(default_factory=list, repr=False)
+    alternative_attention: list[np.ndarray] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,7 +53,7 @@ class Translation:
             "translation": self.translation,
             "source_tokens": self.source_tokens,
             "target_tokens": self.target_tokens,
-            "attention": [[round(float(x), 5) for x in row] for row in self.attention],
+            "attention": _rounded(self.attention),
             "score": round(self.score, 5),
             **({"alternatives": self.alternatives} if self.alternatives else {}),
             **(
@@ -59,7 +62,19 @@ class Translation:
                 else {}
             ),
             **({"warnings": self.warnings} if self.warnings else {}),
+            **(
+                {
+                    "alternative_tokens": self.alternative_tokens,
+                    "alternative_attention": [_rounded(a) for a in self.alternative_attention],
+                }
+                if self.alternative_attention
+                else {}
+            ),
         }
+
+
+def _rounded(matrix: np.ndarray) -> list[list[float]]:
+    return [[round(float(x), 5) for x in row] for row in matrix]
 
 
 def layer_attention_json(maps: np.ndarray) -> list[Any]:
@@ -256,6 +271,8 @@ class TranslatorBase:
             alternative_scores=[h.score for h in nbest[1:]],
             source_ids=list(src_ids),
             target_ids=list(best.tokens),
+            alternative_tokens=[self.target_tokenizer.pieces(h.tokens) + [self.eos_piece] for h in nbest[1:]],
+            alternative_attention=[np.asarray(h.attention, dtype=np.float32) for h in nbest[1:]],
         )
 
     def result_ids(self, result: Translation) -> tuple[list[int], list[int]]:

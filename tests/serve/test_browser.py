@@ -130,6 +130,8 @@ def test_layer_and_head_selector_changes_the_matrix(server, page, models):
     np.testing.assert_allclose(cells(), layers[0].mean(0), atol=2e-5)
     card.query_selector(".head-select").select_option("1")
     np.testing.assert_allclose(cells(), layers[0, 1], atol=2e-5)
+    card.query_selector(".layer-select").select_option("all")  # the summary over layers and heads
+    np.testing.assert_allclose(cells(), layers.mean((0, 1)), atol=2e-5)
     assert not np.allclose(layers[0, 1], layers[0].mean(0), atol=1e-4)  # so the selector really changed it
 
 
@@ -337,3 +339,25 @@ def test_an_error_replaces_stale_results(server, page):
     page.click("#translate-run")
     block = page.wait_for_selector("#translate-results .error-block")
     assert "at most 100" in block.inner_text() and not page.query_selector(".translation-card")
+
+
+def test_n_best_alternatives_show_their_own_attention(server, page):
+    _open(page, server, "translate")
+    page.fill("#translate-input", "The cat sits on the mat.")
+    page.fill("#translate-nbest", "3")
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    expected = _api(
+        server, "/api/translate", {"sentences": ["The cat sits on the mat."], "beam": 5, "n_best": 3}
+    )
+    result = expected["results"][0]
+    card.query_selector("details").click()
+    card.query_selector("button.hypothesis[data-rank='2']").click()
+    page.wait_for_function("card => card.dataset.drawn === 'rank 2'", arg=card)
+    alternative = np.array(result["alternative_attention"][1])
+    values = card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.dataset.weight)")
+    np.testing.assert_allclose(
+        np.array([float(v) for v in values]).reshape(alternative.shape), alternative, atol=2e-5
+    )
+    shown = card.eval_on_selector_all(".tok.target", "ns => ns.map(n => n.title)")
+    assert shown == result["alternative_tokens"][1]

@@ -85,7 +85,15 @@ function display(token) {
 
 function currentView(result, view) {
   let matrix = result.attention, src = result.source_tokens, tgt = result.target_tokens;
-  if (view.layer !== "model" && result.layer_attention) {
+  if (view.rank > 0 && result.alternative_attention) {  // an n-best alternative (decoding attention only)
+    matrix = result.alternative_attention[view.rank - 1];
+    tgt = result.alternative_tokens[view.rank - 1];
+    if (view.words) ({ matrix, src, tgt } = toWords(matrix, src, tgt));
+    return { matrix, src, tgt };
+  }
+  if (view.layer === "all" && result.layer_attention) {  // the summary: every layer's and head's mean
+    matrix = meanHeads(result.layer_attention.map((layer) => meanHeads(layer)));
+  } else if (view.layer !== "model" && result.layer_attention) {
     const layer = result.layer_attention[Number(view.layer)];
     matrix = view.head === "mean" ? meanHeads(layer) : layer[Number(view.head)];
   }
@@ -220,14 +228,20 @@ function translationCard(result, index, loadLayers) {
   card.append(el("p", { class: "source" }, result.source));
   card.append(el("p", { class: "translation" }, result.translation));
   card.append(el("p", { class: "score" }, `log-probability ${result.score} (length-normalized)`));
+  let nbest = null;
   if (result.alternatives && result.alternatives.length) {
-    const list = el("ol", { class: "nbest", start: 2 });
-    result.alternatives.forEach((alt, k) => list.append(el("li", {}, alt, el("span", { class: "score" }, ` ${result.alternative_scores[k]}`))));
-    card.append(el("details", {}, el("summary", {}, `n-best (${result.alternatives.length + 1})`), list));
+    // each hypothesis is a button: its attention replaces the matrix (the best one is item 1)
+    nbest = el("ol", { class: "nbest" });
+    [result.translation, ...result.alternatives].forEach((text, k) => {
+      const score = k ? result.alternative_scores[k - 1] : result.score;
+      const item = el("li", {}, el("button", { type: "button", class: "hypothesis", "data-rank": k }, text), el("span", { class: "score" }, ` ${score}`));
+      nbest.append(item);
+    });
+    card.append(el("details", {}, el("summary", {}, `n-best (${result.alternatives.length + 1})`), nbest));
   }
   (result.warnings || []).forEach((w) => card.append(el("p", { class: "warning" }, w)));
   if (!result.translation) return card;
-  const view = { words: false, layer: "model", head: "mean" };
+  const view = { words: false, layer: "model", head: "mean", rank: 0 };
   const bar = el("div", { class: "row view-controls" });
   const words = el("input", { type: "checkbox", class: "words-toggle" });
   bar.append(el("label", {}, words, " words (subwords merged)"));
@@ -236,7 +250,8 @@ function translationCard(result, index, loadLayers) {
   const shape = result.layer_attention ? [result.layer_attention.length, result.layer_attention[0].length] : loadLayers && loadLayers.shape;
   if (shape && shape[0] > 0) {
     const [layers, heads] = shape;
-    layerSelect = select(`layer-${index}`, [["model", "decoding attention"], ...[...Array(layers).keys()].map((l) => [l, `layer ${l}`])], "model");
+    const layerOptions = [["model", "decoding attention"], ["all", "all layers and heads (mean)"], ...[...Array(layers).keys()].map((l) => [l, `layer ${l}`])];
+    layerSelect = select(`layer-${index}`, layerOptions, "model");
     headSelect = select(`head-${index}`, [["mean", "head mean"], ...[...Array(heads).keys()].map((h) => [h, `head ${h}`])], "mean");
     layerSelect.classList.add("layer-select");
     headSelect.classList.add("head-select");
@@ -255,12 +270,12 @@ function translationCard(result, index, loadLayers) {
   card.append(body);
   const draw = () => {
     view.words = words.checked;
-    if (layerSelect) { view.layer = layerSelect.value; view.head = headSelect.value; headSelect.disabled = view.layer === "model"; }
+    if (layerSelect) { view.layer = layerSelect.value; view.head = headSelect.value; headSelect.disabled = ["model", "all"].includes(view.layer); }
     const { matrix, src, tgt } = currentView(result, view);
     const kind = viewSelect && result.layer_attention ? viewSelect.value : "matrix";
     const strips = [tokenStrip(card, src, "source", matrix), tokenStrip(card, tgt, "target", matrix)];
     if (kind === "head") {  // subword pieces, one layer (the decoding attention's when none is chosen)
-      const l = view.layer === "model" ? result.layer_attention.length - 1 : Number(view.layer);
+      const l = ["model", "all"].includes(view.layer) ? result.layer_attention.length - 1 : Number(view.layer);
       body.replaceChildren(picker, headView(result.layer_attention[l], [...picked].sort((a, b) => a - b), result.source_tokens, result.target_tokens));
     } else if (kind === "model") {
       body.replaceChildren(modelView(result.layer_attention, (l, h) => {
@@ -273,6 +288,8 @@ function translationCard(result, index, loadLayers) {
     card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix, view: { ...view, kind } };
   };
   const change = async () => {
+    view.rank = 0;  // layer views are the best hypothesis's
+    if (nbest) nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.remove("shown"));
     const wantsLayers = layerSelect && (layerSelect.value !== "model" || viewSelect.value !== "matrix");
     if (wantsLayers && !result.layer_attention) {
       layerSelect.disabled = true;
@@ -290,6 +307,15 @@ function translationCard(result, index, loadLayers) {
     card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}` : "model";
   };
   [words, layerSelect, headSelect, viewSelect].forEach((node) => node && node.addEventListener("change", change));
+  if (nbest) nbest.addEventListener("click", (event) => {
+    const button = event.target.closest("button.hypothesis");
+    if (!button) return;
+    view.rank = Number(button.dataset.rank);
+    nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.toggle("shown", b === button));
+    if (layerSelect) { layerSelect.value = "model"; viewSelect.value = "matrix"; }  // layers are the best's
+    draw();
+    card.dataset.drawn = `rank ${view.rank}`;
+  });
   exports.addEventListener("click", (event) => {
     const kind = event.target.dataset && event.target.dataset.export;
     const stem = `attention-${index + 1}`;
