@@ -47,7 +47,8 @@ class Translation:
     alternative_tokens: list[list[str]] = field(default_factory=list, repr=False)
     alternative_attention: list[np.ndarray] = field(default_factory=list, repr=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, alternatives: bool = True) -> dict[str, Any]:
+        """JSON-ready; ``alternatives``: with the n-best's pieces and attention (when there are any)."""
         return {
             "source": self.source,
             "translation": self.translation,
@@ -67,7 +68,7 @@ class Translation:
                     "alternative_tokens": self.alternative_tokens,
                     "alternative_attention": [_rounded(a) for a in self.alternative_attention],
                 }
-                if self.alternative_attention
+                if alternatives and self.alternative_attention
                 else {}
             ),
         }
@@ -83,12 +84,13 @@ def layer_attention_json(maps: np.ndarray) -> list[Any]:
 
 
 def explorer_rows(
-    translator: Any, results: Sequence[Translation], layers: bool = True
+    translator: Any, results: Sequence[Translation], layers: bool = True, alternatives: bool = True
 ) -> list[dict[str, Any]]:
-    """``to_json`` of each result, with every layer's and head's cross-attention for a Transformer."""
+    """``to_json`` of each result, with every layer's and head's cross-attention for a Transformer
+    (``layers``) and the n-best alternatives' pieces and attention (``alternatives``)."""
     rows = []
     for r in results:
-        row = r.to_json()
+        row = r.to_json(alternatives)
         maps = translator.layer_attention(r) if layers and r.translation else None
         if maps is not None:
             row["layer_attention"] = layer_attention_json(maps)

@@ -30,7 +30,14 @@ def test_translate_answers_what_the_cli_prints(client):
     assert answer.status_code == 200
     [result] = answer.json()["results"]
     expected = load_translator("enfr-rnn").translate([CAT], beam=5, n_best=2)[0].to_json()
-    assert result == json.loads(json.dumps(expected))
+    alternatives = {k: expected.pop(k) for k in ("alternative_tokens", "alternative_attention")}
+    assert result == json.loads(json.dumps(expected))  # the n-best's own maps only when asked for
+    body = {"sentences": [CAT], "beam": 5, "n_best": 2, "alternative_attention": True}
+    asked = client.post("/api/translate", json=body).json()["results"][0]
+    assert asked["alternative_tokens"] == alternatives["alternative_tokens"]
+    np.testing.assert_allclose(
+        asked["alternative_attention"][0], alternatives["alternative_attention"][0], atol=1e-5
+    )
     assert set(result) >= {
         "source_tokens",
         "target_tokens",

@@ -114,9 +114,10 @@ class Explorer:
         self.heavy_classify = MicroBatcher(self._classify, self.heavy_executor, **heavy)  # type: ignore[arg-type]
 
     def _translate(self, sentences: list[str], key: Any) -> list[dict[str, Any]]:
-        name, beam, n_best, layers = key
+        name, beam, n_best, layers, alternatives = key
         translator = self.models.translators[name].model
-        return explorer_rows(translator, translator.translate(sentences, beam=beam, n_best=n_best), layers)
+        results = translator.translate(sentences, beam=beam, n_best=n_best)
+        return explorer_rows(translator, results, layers, alternatives)
 
     def _classify(self, documents: list[str], key: Any) -> list[Any]:
         return list(self.models.classifiers[key].model.classify(documents))
@@ -127,15 +128,17 @@ class Explorer:
         beam = integer(data, "beam", 5, 1, self.limits.max_beam)
         n_best = integer(data, "n_best", 1, 1, beam)
         layers = boolean(data, "layers")
+        alternatives = boolean(data, "alternative_attention")  # the n-best's own maps: asked for, as layers
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
         maps = model.model.attention_layers * model.model.attention_heads if layers else 0
+        maps += n_best - 1 if alternatives else 0
         check_translate_cost(sentences, beam, maps, self.limits)
         lane = (
             self.heavy_translate
             if work(sentences, beam) >= self.limits.heavy_work
             else self.translate_batcher
         )
-        results = await lane.submit(sentences, (model.name, beam, n_best, layers))
+        results = await lane.submit(sentences, (model.name, beam, n_best, layers, alternatives))
         return {"model": model.name, "results": results}
 
     async def classify(self, request: Request) -> dict[str, Any]:

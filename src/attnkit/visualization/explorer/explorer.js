@@ -307,9 +307,18 @@ function translationCard(result, index, loadLayers) {
     card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}` : "model";
   };
   [words, layerSelect, headSelect, viewSelect].forEach((node) => node && node.addEventListener("change", change));
-  if (nbest) nbest.addEventListener("click", (event) => {
+  if (nbest) nbest.addEventListener("click", async (event) => {
     const button = event.target.closest("button.hypothesis");
     if (!button) return;
+    if (Number(button.dataset.rank) > 0 && !result.alternative_attention) {
+      if (!loadLayers) return;  // a static page without the alternatives' maps
+      try {
+        Object.assign(result, await loadLayers.alternatives(result));
+      } catch (e) {
+        status(e.message, true);
+        return;
+      }
+    }
     view.rank = Number(button.dataset.rank);
     nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.toggle("shown", b === button));
     if (layerSelect) { layerSelect.value = "model"; viewSelect.value = "matrix"; }  // layers are the best's
@@ -334,16 +343,19 @@ function showTranslations(results, loadLayers) {
 }
 
 function layerLoader(request, model) {
-  // Layer attention is (L, H, T, S) per sentence: asked for one card at a time, when its layer view is
-  // first opened, by translating that sentence again with the same settings and layers: true.
-  if (!model || !(model.layers > 0)) return null;
+  // Layer attention (L, H, T, S) and the n-best's own maps are asked for one card at a time, when first
+  // shown, by translating that sentence again with the same settings and layers (alternatives) on.
+  const again = async (result, extra) => {
+    const answer = (await api("/api/translate", { ...request, sentences: [result.source], ...extra })).results[0];
+    if (answer.translation !== result.translation) throw new Error("the model answered differently; translate again");
+    return answer;
+  };
   return {
-    shape: [model.layers, model.heads],
-    fetch: async (result) => {
-      const body = { ...request, sentences: [result.source], layers: true };
-      const again = (await api("/api/translate", body)).results[0];
-      if (again.translation !== result.translation) throw new Error("the model answered differently; translate again");
-      return again.layer_attention;
+    shape: model && model.layers > 0 ? [model.layers, model.heads] : null,
+    fetch: async (result) => (await again(result, { layers: true })).layer_attention,
+    alternatives: async (result) => {
+      const answer = await again(result, { alternative_attention: true });
+      return { alternative_tokens: answer.alternative_tokens, alternative_attention: answer.alternative_attention };
     },
   };
 }
