@@ -183,3 +183,29 @@ def test_the_explorer_serves_a_hugging_face_model(marian_dir):
     layers = np.array(row["layer_attention"])
     assert layers.shape == (2, 4, len(row["target_tokens"]), len(row["source_tokens"]))
     np.testing.assert_allclose(layers[-1].mean(0), expected.attention, atol=1e-4)
+
+
+def test_align_searches_layers_and_heads_on_a_trial_set(marian_dir, tmp_path, capsys):
+    """Choose the layer and heads on a trial set (--search), then align with them, on a HF model."""
+    (tmp_path / "s.txt").write_text("the dog eats\nthe cat eats\n")
+    (tmp_path / "t.txt").write_text("le chien mange\nle chat mange\n")
+    (tmp_path / "g.naacl").write_text("1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 S\n2 3 3 S\n")
+    files = [
+        "--src",
+        str(tmp_path / "s.txt"),
+        "--tgt",
+        str(tmp_path / "t.txt"),
+        "--gold",
+        str(tmp_path / "g.naacl"),
+    ]
+    assert main(["align", "--model", str(marian_dir), *files, "--search"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    rows = [json.loads(line) for line in lines[:-1]]
+    assert len(rows) == 2 * (4 + 1) and lines[-1].startswith("best: layer")
+    best = min(rows, key=lambda r: r["aer"])
+    heads = [] if best["heads"] == "all" else ["--heads", ",".join(map(str, best["heads"]))]
+    assert (
+        main(["align", "--model", str(marian_dir), *files, "--layer", str(best["layer"]), *heads, "--json"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["aer"] == best["aer"]
