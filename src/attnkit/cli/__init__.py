@@ -17,5 +17,11 @@ def entry() -> None:
 
         run()
     except KeyboardInterrupt:
+        import signal
+
+        from .interrupts import disarm
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        disarm()
         print("attnkit: interrupted", file=sys.stderr)
         sys.exit(130)

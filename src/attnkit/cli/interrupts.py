@@ -49,3 +49,12 @@ def install() -> None:
     if hasattr(signal, "setitimer"):
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.signal(signal.SIGINT, _on_sigint)
+
+
+def disarm() -> None:
+    """The work is done: no held Ctrl-C is raised any more and no re-check alarm can fire during the
+    interpreter's shutdown (where SIGALRM's default action would kill the process, exit -14)."""
+    _pending["interrupt"] = False
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)

@@ -134,14 +134,18 @@ def _user_error(args: argparse.Namespace, message: str) -> int:
 
 def entry() -> None:
     """The console script: Ctrl-C at any moment, imports included, exits 130 with one line."""
+    from .interrupts import disarm
+
     try:
         code = main()
     except KeyboardInterrupt:
         print("attnkit: interrupted", file=sys.stderr)
         code = 130
+    finally:
+        # The work is done and written: a Ctrl-C (or a held one's re-check alarm) during the interpreter's
+        # shutdown, where Python puts the default handlers back, would kill the process with no message.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        disarm()
     with contextlib.suppress(BrokenPipeError):  # a reader that went away (``| head``) is not an error
         sys.stdout.flush()
-    # The work is done and written: a Ctrl-C during the interpreter's shutdown (where Python puts the
-    # default handler back, so it would kill the process with no message) changes nothing now.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
