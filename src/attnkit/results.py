@@ -84,13 +84,21 @@ def layer_attention_json(maps: np.ndarray) -> list[Any]:
 
 
 def explorer_rows(
-    translator: Any, results: Sequence[Translation], layers: bool = True, alternatives: bool = True
+    translator: Any,
+    results: Sequence[Translation],
+    layers: bool = True,
+    alternatives: bool = True,
+    self_attention: bool = False,
 ) -> list[dict[str, Any]]:
     """``to_json`` of each result, with every layer's and head's cross-attention for a Transformer
-    (``layers``) and the n-best alternatives' pieces and attention (``alternatives``)."""
+    (``layers``), the n-best alternatives' pieces and attention (``alternatives``) and the encoder's and
+    decoder's self-attention where the backend returns it (``self_attention``)."""
     rows = []
     for r in results:
         row = r.to_json(alternatives)
+        found = translator.self_attention(r) if self_attention and r.translation else None
+        for side, maps in (found or {}).items():
+            row[f"{side}_attention"] = layer_attention_json(maps)
         maps = translator.layer_attention(r) if layers and r.translation else None
         if maps is not None:
             row["layer_attention"] = layer_attention_json(maps)
@@ -186,6 +194,11 @@ class TranslatorBase:
                 maps = self._forced_maps(s_ids, t_ids, False)  # (B, T, S)
             out += [self.pair_maps(src_ids[i], tgt_ids[i], maps[row]) for row, i in enumerate(chunk)]
         return out
+
+    def self_attention(self, result: Translation) -> dict[str, np.ndarray] | None:
+        """Every layer's and head's self-attention of a translation: {"encoder": (L, H, S, S), "decoder":
+        (L, H, T, T)}; None where the backend does not return it (see ``hf.seq2seq``)."""
+        return None
 
     def layer_attention(self, result: Translation) -> np.ndarray | None:
         """Every decoder layer's and head's cross-attention for a translation: (L, H, T, S); None for RNNs."""

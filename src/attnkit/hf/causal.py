@@ -114,6 +114,10 @@ class HFCausalLM:
             target_ids=best,
         )
 
+    def self_attention(self, result: Translation) -> None:
+        """A decoder-only model's attention is all self-attention: ``layer_attention`` gives it."""
+        return None
+
     def layer_attention(self, result: Translation) -> np.ndarray:
         """Every layer's and head's attention of the generated tokens: (L, H, T, S)."""
         everything = list(result.source_ids) + list(result.target_ids)

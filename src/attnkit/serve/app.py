@@ -114,10 +114,10 @@ class Explorer:
         self.heavy_classify = MicroBatcher(self._classify, self.heavy_executor, **heavy)  # type: ignore[arg-type]
 
     def _translate(self, sentences: list[str], key: Any) -> list[dict[str, Any]]:
-        name, beam, n_best, layers, alternatives = key
+        name, beam, n_best, layers, alternatives, self_maps = key
         translator = self.models.translators[name].model
         results = translator.translate(sentences, beam=beam, n_best=n_best)
-        return explorer_rows(translator, results, layers, alternatives)
+        return explorer_rows(translator, results, layers, alternatives, self_maps)
 
     def _classify(self, documents: list[str], key: Any) -> list[Any]:
         return list(self.models.classifiers[key].model.classify(documents))
@@ -132,13 +132,15 @@ class Explorer:
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
         maps = model.model.attention_layers * model.model.attention_heads if layers else 0
         maps += n_best - 1 if alternatives else 0
+        self_maps = boolean(data, "self_attention")  # encoder and decoder self-attention, where returned
+        maps += 2 * model.model.attention_layers * model.model.attention_heads if self_maps else 0
         check_translate_cost(sentences, beam, maps, self.limits)
         lane = (
             self.heavy_translate
             if work(sentences, beam) >= self.limits.heavy_work
             else self.translate_batcher
         )
-        results = await lane.submit(sentences, (model.name, beam, n_best, layers, alternatives))
+        results = await lane.submit(sentences, (model.name, beam, n_best, layers, alternatives, self_maps))
         return {"model": model.name, "results": results}
 
     async def classify(self, request: Request) -> dict[str, Any]:

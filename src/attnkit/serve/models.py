@@ -76,6 +76,7 @@ class ModelSet:
                 "backend": t.backend,
                 "layers": t.model.attention_layers,
                 "heads": t.model.attention_heads,
+                "self_attention": t.backend == "hugging face",  # encoder/decoder self-attention returned
                 "default": i == 0,
             }
             for i, t in enumerate(self.translators.values())

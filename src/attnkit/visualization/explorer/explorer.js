@@ -83,6 +83,14 @@ function display(token) {
 
 // ---- translate view --------------------------------------------------------------------------------
 
+function layerSet(result, which) {
+  // the per-layer maps a view reads, with its row and column tokens: cross-attention (target x source),
+  // or the encoder's (source x source) or decoder's (target x target) self-attention
+  if (which === "encoder") return { maps: result.encoder_attention, rows: result.source_tokens, cols: result.source_tokens };
+  if (which === "decoder") return { maps: result.decoder_attention, rows: result.target_tokens, cols: result.target_tokens };
+  return { maps: result.layer_attention, rows: result.target_tokens, cols: result.source_tokens };
+}
+
 function currentView(result, view) {
   let matrix = result.attention, src = result.source_tokens, tgt = result.target_tokens;
   if (view.rank > 0 && result.alternative_attention) {  // an n-best alternative (decoding attention only)
@@ -91,11 +99,15 @@ function currentView(result, view) {
     if (view.words) ({ matrix, src, tgt } = toWords(matrix, src, tgt));
     return { matrix, src, tgt };
   }
-  if (view.layer === "all" && result.layer_attention) {  // the summary: every layer's and head's mean
-    matrix = meanHeads(result.layer_attention.map((layer) => meanHeads(layer)));
-  } else if (view.layer !== "model" && result.layer_attention) {
-    const layer = result.layer_attention[Number(view.layer)];
-    matrix = view.head === "mean" ? meanHeads(layer) : layer[Number(view.head)];
+  const which = view.which || "cross";
+  const set = layerSet(result, which);
+  if (set.maps && (which !== "cross" || view.layer !== "model")) {
+    ({ rows: tgt, cols: src } = set);
+    if (view.layer === "all") matrix = meanHeads(set.maps.map((layer) => meanHeads(layer)));  // the summary
+    else {
+      const layer = set.maps[view.layer === "model" ? set.maps.length - 1 : Number(view.layer)];
+      matrix = view.head === "mean" || view.layer === "model" ? meanHeads(layer) : layer[Number(view.head)];
+    }
   }
   if (view.words) ({ matrix, src, tgt } = toWords(matrix, src, tgt));
   return { matrix, src, tgt };
@@ -245,7 +257,7 @@ function translationCard(result, index, loadLayers) {
   const bar = el("div", { class: "row view-controls" });
   const words = el("input", { type: "checkbox", class: "words-toggle" });
   bar.append(el("label", {}, words, " words (subwords merged)"));
-  let layerSelect = null, headSelect = null, viewSelect = null, picked = null, picker = null;
+  let layerSelect = null, headSelect = null, viewSelect = null, whichSelect = null, picked = null, picker = null;
   // a Transformer's per-layer maps: embedded in the result, or fetched for this card when first chosen
   const shape = result.layer_attention ? [result.layer_attention.length, result.layer_attention[0].length] : loadLayers && loadLayers.shape;
   if (shape && shape[0] > 0) {
@@ -256,6 +268,11 @@ function translationCard(result, index, loadLayers) {
     layerSelect.classList.add("layer-select");
     headSelect.classList.add("head-select");
     bar.append(el("label", {}, "layer ", layerSelect), el("label", {}, "head ", headSelect));
+    if (loadLayers && loadLayers.selfAttention) {
+      whichSelect = select(`which-${index}`, [["cross", "cross-attention"], ["encoder", "encoder self-attention"], ["decoder", "decoder self-attention"]], "cross");
+      whichSelect.classList.add("which-select");
+      bar.append(el("label", {}, "kind ", whichSelect));
+    }
     viewSelect = select(`view-${index}`, [["matrix", "matrix"], ["head", "head view"], ["model", "model view"]], "matrix");
     viewSelect.classList.add("view-select");
     bar.append(el("label", {}, "view ", viewSelect));
@@ -271,14 +288,16 @@ function translationCard(result, index, loadLayers) {
   const draw = () => {
     view.words = words.checked;
     if (layerSelect) { view.layer = layerSelect.value; view.head = headSelect.value; headSelect.disabled = ["model", "all"].includes(view.layer); }
+    view.which = whichSelect ? whichSelect.value : "cross";
     const { matrix, src, tgt } = currentView(result, view);
-    const kind = viewSelect && result.layer_attention ? viewSelect.value : "matrix";
+    const set = layerSet(result, view.which);
+    const kind = viewSelect && set.maps ? viewSelect.value : "matrix";
     const strips = [tokenStrip(card, src, "source", matrix), tokenStrip(card, tgt, "target", matrix)];
     if (kind === "head") {  // subword pieces, one layer (the decoding attention's when none is chosen)
-      const l = ["model", "all"].includes(view.layer) ? result.layer_attention.length - 1 : Number(view.layer);
-      body.replaceChildren(picker, headView(result.layer_attention[l], [...picked].sort((a, b) => a - b), result.source_tokens, result.target_tokens));
+      const l = ["model", "all"].includes(view.layer) ? set.maps.length - 1 : Number(view.layer);
+      body.replaceChildren(picker, headView(set.maps[l], [...picked].sort((a, b) => a - b), set.cols, set.rows));
     } else if (kind === "model") {
-      body.replaceChildren(modelView(result.layer_attention, (l, h) => {
+      body.replaceChildren(modelView(set.maps, (l, h) => {
         layerSelect.value = String(l); headSelect.value = String(h); viewSelect.value = "matrix"; change();
       }));
     } else {
@@ -290,6 +309,14 @@ function translationCard(result, index, loadLayers) {
   const change = async () => {
     view.rank = 0;  // layer views are the best hypothesis's
     if (nbest) nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.remove("shown"));
+    if (whichSelect && whichSelect.value !== "cross" && !result.encoder_attention) {
+      try {
+        Object.assign(result, await loadLayers.selfMaps(result));
+      } catch (e) {
+        whichSelect.value = "cross";
+        status(e.message, true);
+      }
+    }
     const wantsLayers = layerSelect && (layerSelect.value !== "model" || viewSelect.value !== "matrix");
     if (wantsLayers && !result.layer_attention) {
       layerSelect.disabled = true;
@@ -304,9 +331,9 @@ function translationCard(result, index, loadLayers) {
       }
     }
     draw();
-    card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}` : "model";
+    card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}${whichSelect ? `/${whichSelect.value}` : ""}` : "model";
   };
-  [words, layerSelect, headSelect, viewSelect].forEach((node) => node && node.addEventListener("change", change));
+  [words, layerSelect, headSelect, viewSelect, whichSelect].forEach((node) => node && node.addEventListener("change", change));
   if (nbest) nbest.addEventListener("click", async (event) => {
     const button = event.target.closest("button.hypothesis");
     if (!button) return;
@@ -352,6 +379,11 @@ function layerLoader(request, model) {
   };
   return {
     shape: model && model.layers > 0 ? [model.layers, model.heads] : null,
+    selfAttention: Boolean(model && model.self_attention),
+    selfMaps: async (result) => {
+      const answer = await again(result, { self_attention: true });
+      return { encoder_attention: answer.encoder_attention, decoder_attention: answer.decoder_attention };
+    },
     fetch: async (result) => (await again(result, { layers: true })).layer_attention,
     alternatives: async (result) => {
       const answer = await again(result, { alternative_attention: true });
