@@ -60,3 +60,24 @@ def han_overrides(data) -> list[str]:
         f"data.dev=[{data}]",
         "data.min_freq=1",
     ]
+
+
+def serve_in_thread(app):  # type: ignore[no-untyped-def]
+    """uvicorn serving ``app`` on a free 127.0.0.1 port in a daemon thread: (base URL, server)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server.thread = threading.Thread(target=server.run, daemon=True)
+    server.thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{port}", server

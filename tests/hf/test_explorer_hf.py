@@ -3,8 +3,6 @@ cross-attention, in the API (equal to the model's own) and on the page."""
 
 from __future__ import annotations
 
-import threading
-import time
 import warnings
 
 import numpy as np
@@ -56,23 +54,11 @@ def test_api_returns_the_models_own_self_attention(hf_models):
 
 @pytest.fixture(scope="module")
 def hf_server(hf_models):
-    import socket
+    from tests.helpers import serve_in_thread
 
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(hf_models), host="127.0.0.1", port=port, log_level="warning")
-    )
-    threading.Thread(target=server.run, daemon=True).start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
+    url, running = serve_in_thread(create_app(hf_models))
+    yield url
+    running.should_exit = True
 
 
 @pytest.mark.skipif(CHROMIUM is None and not REQUIRED, reason="no chromium on this machine")

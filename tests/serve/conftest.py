@@ -3,10 +3,6 @@ shipped classifier; a real uvicorn server on 127.0.0.1 for the browser tests."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import pytest
 
 
@@ -27,18 +23,9 @@ def app(models):
 @pytest.fixture(scope="session")
 def server(app):
     """uvicorn serving ``app`` in a thread; yields its base URL."""
-    import uvicorn
+    from tests.helpers import serve_in_thread
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    url, running = serve_in_thread(app)
+    yield url
+    running.should_exit = True
+    running.thread.join(timeout=10)

@@ -205,39 +205,31 @@ class HFTranslator(TranslatorBase):
         return self.stepper.default_layer
 
     @torch.no_grad()
-    def self_attention(self, result: Any) -> dict[str, np.ndarray] | None:
-        """{"encoder": (L, H, S, S), "decoder": (L, H, T, T)} of a translation (decoder rows: the steps)."""
-        from ..data.arrays import pad_ids, source_arrays
-
-        src_ids, tgt_ids = self.result_ids(result)
-        src, src_mask = source_arrays([src_ids], self.eos_id, self.pad_id)
-        tgt_in = pad_ids([tgt_ids], prefix=self.stepper.bos_id, pad=self.pad_id)
-        device = self.stepper.device
-        out = self.model(
-            input_ids=torch.from_numpy(src).to(device),
-            attention_mask=torch.from_numpy(src_mask).to(device).long(),
-            decoder_input_ids=torch.from_numpy(tgt_in).to(device),
-            output_attentions=True,
-            return_dict=True,
-        )
-        stack = lambda maps: torch.stack([m[0] for m in maps]).float().cpu().numpy()  # noqa: E731
-        return {"encoder": stack(out.encoder_attentions), "decoder": stack(out.decoder_attentions)}
-
-    @torch.no_grad()
-    def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
-        """Teacher-forced cross-attention: (B, T, S) (the last layer's head mean), or (B, L, H, T, S)."""
+    def _teacher_forced(self, src_ids: list[list[int]], tgt_ids: list[list[int]]) -> Any:
+        """The model's output, every attention included, with the targets forced (start token first)."""
         from ..data.arrays import pad_ids, source_arrays
 
         src, src_mask = source_arrays(src_ids, self.eos_id, self.pad_id)
         tgt_in = pad_ids(tgt_ids, prefix=self.stepper.bos_id, pad=self.pad_id)  # (B, T)
         device = self.stepper.device
-        out = self.model(
+        return self.model(
             input_ids=torch.from_numpy(src).to(device),
             attention_mask=torch.from_numpy(src_mask).to(device).long(),
             decoder_input_ids=torch.from_numpy(tgt_in).to(device),
             output_attentions=True,
             return_dict=True,
         )
+
+    def self_attention(self, result: Any) -> dict[str, np.ndarray] | None:
+        """{"encoder": (L, H, S, S), "decoder": (L, H, T, T)} of a translation (decoder rows: the steps)."""
+        src_ids, tgt_ids = self.result_ids(result)
+        out = self._teacher_forced([src_ids], [tgt_ids])
+        stack = lambda maps: torch.stack([m[0] for m in maps]).float().cpu().numpy()  # noqa: E731
+        return {"encoder": stack(out.encoder_attentions), "decoder": stack(out.decoder_attentions)}
+
+    def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
+        """Teacher-forced cross-attention: (B, T, S) (the last layer's head mean), or (B, L, H, T, S)."""
+        out = self._teacher_forced(src_ids, tgt_ids)
         maps = torch.stack(list(out.cross_attentions), 1).float()  # (B, L, H, T, S)
         if layers:
             return maps.cpu().numpy()
