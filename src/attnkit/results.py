@@ -195,6 +195,8 @@ class TranslatorBase:
             out += [self.pair_maps(src_ids[i], tgt_ids[i], maps[row]) for row, i in enumerate(chunk)]
         return out
 
+    returns_self_attention: bool = False  # whether ``self_attention`` gives maps (``/api/models`` says so)
+
     def self_attention(self, result: Translation) -> dict[str, np.ndarray] | None:
         """Every layer's and head's self-attention of a translation: {"encoder": (L, H, S, S), "decoder":
         (L, H, T, T)}; None where the backend does not return it (see ``hf.seq2seq``)."""

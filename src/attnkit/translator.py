@@ -41,6 +41,7 @@ class Translator(TranslatorBase):
         self.model, self.tokenizer, self.config, self.path = model.eval(), tokenizer, config, path
         self.target_tokenizer = target_tokenizer or tokenizer
         self.max_source_tokens = max_source_tokens
+        self.returns_self_attention = bool(self.attention_layers)
 
     @classmethod
     def from_checkpoint(cls, path: str | Path, int8: bool = False, device: str = "cpu") -> Translator:
@@ -73,6 +74,17 @@ class Translator(TranslatorBase):
     @property
     def default_layer(self) -> int:
         return int(getattr(self.model, "attention_layer", -1))
+
+    def self_attention(self, result: Translation) -> dict[str, np.ndarray] | None:
+        """{"encoder": (L, H, S, S), "decoder": (L, H, T, T)} of a Transformer's translation; None (RNN)."""
+        if not self.attention_layers:
+            return None
+        src_ids, tgt_ids = self.result_ids(result)
+        batch = to_device(make_batch([src_ids], [tgt_ids]), model_device(self.model))
+        maps = getattr(self.model, "self_attention_maps")  # noqa: B009 (a Transformer's method)
+        encoder, decoder = maps(batch.src, batch.src_mask, batch.tgt_in)
+        stack = lambda maps: torch.stack([m[0] for m in maps]).float().cpu().numpy()  # noqa: E731
+        return {"encoder": stack(encoder), "decoder": stack(decoder)}
 
     @torch.no_grad()
     def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:

@@ -58,6 +58,22 @@ def test_the_hf_backend_gives_the_torch_translations_and_attention(exported, bea
         np.testing.assert_allclose(torch_side.layer_attention(a), hf_side.layer_attention(b), atol=1e-5)
 
 
+def test_self_attention_of_the_torch_transformer_equals_its_exports(exported):
+    """attnkit's own Transformer returns its encoder and decoder self-attention; the Pegasus export,
+    computed by transformers' own code, gives the same maps (the residual permutation leaves them alone)."""
+    torch_side, folder = exported
+    hf_side = load_translator(str(folder))
+    for a, b in zip(torch_side.translate(SENTENCES, beam=1), hf_side.translate(SENTENCES, beam=1)):
+        ours, theirs = torch_side.self_attention(a), hf_side.self_attention(b)
+        assert ours["encoder"].shape == (2, 2, len(a.source_tokens), len(a.source_tokens))
+        assert ours["decoder"].shape == (2, 2, len(a.target_tokens), len(a.target_tokens))
+        for side in ("encoder", "decoder"):
+            np.testing.assert_allclose(ours[side], theirs[side], atol=1e-5)
+        np.testing.assert_allclose(ours["encoder"].sum(-1), 1.0, atol=1e-5)
+        assert np.allclose(np.triu(ours["decoder"][0, 0], 1), 0.0)
+    assert torch_side.returns_self_attention and hf_side.returns_self_attention
+
+
 def test_rnns_and_files_are_refused_in_one_line(translator_ckpt, tmp_path, capsys):
     with pytest.raises(ExportError, match="an RNN has no Hugging Face architecture"):
         export_hf(str(translator_ckpt), tmp_path / "out")

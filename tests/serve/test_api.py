@@ -257,3 +257,17 @@ def test_heavy_requests_run_in_their_own_lane_one_sentence_per_call(app, client)
     assert answer[1]["translation"] == alone[0]["translation"]
     health = client.get("/api/health").json()["model_calls"]
     assert health["heavy_translate"]["calls"] == heavy.calls
+
+
+def test_self_attention_of_attnkits_own_transformer_on_request(client, models):
+    name = list(models.translators)[1]  # the tiny Transformer on torch
+    info = {t["name"]: t for t in client.get("/api/models").json()["translators"]}
+    assert info[name]["self_attention"] is True and info["enfr-rnn"]["self_attention"] is False
+    body = {"sentences": ["ab cd"], "model": name, "self_attention": True}
+    row = client.post("/api/translate", json=body).json()["results"][0]
+    translator = models.translators[name].model
+    expected = translator.self_attention(translator.translate(["ab cd"])[0])
+    np.testing.assert_allclose(row["encoder_attention"], expected["encoder"], atol=1e-5)
+    np.testing.assert_allclose(row["decoder_attention"], expected["decoder"], atol=1e-5)
+    plain = client.post("/api/translate", json={"sentences": ["ab cd"], "model": name}).json()["results"][0]
+    assert "encoder_attention" not in plain

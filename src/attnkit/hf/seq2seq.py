@@ -220,6 +220,8 @@ class HFTranslator(TranslatorBase):
             return_dict=True,
         )
 
+    returns_self_attention = True
+
     def self_attention(self, result: Any) -> dict[str, np.ndarray] | None:
         """{"encoder": (L, H, S, S), "decoder": (L, H, T, T)} of a translation (decoder rows: the steps)."""
         src_ids, tgt_ids = self.result_ids(result)

@@ -179,6 +179,28 @@ class TransformerSeq2Seq(nn.Module):
         new = TransformerState(state.memory, state.src_mask, state.cross, caches, state.offset + tgt.shape[1])
         return self.decoder_norm(x), new, maps
 
+    @torch.no_grad()
+    def self_attention_maps(
+        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor
+    ) -> tuple[list[Tensor], list[Tensor]]:
+        """Every encoder layer's (B, H, S, S) and decoder layer's (B, H, T, T) self-attention weights, as
+        the forward pass computes them (each layer's attention is computed once more, with weights)."""
+        mask = src_mask.unsqueeze(1)  # (B, 1, S)
+        x = self.positions(self.source_embedding(src) * math.sqrt(self.d_model), 0)
+        encoder = []
+        for layer in self.encoder:
+            h = cast(EncoderLayer, layer).self_norm(x)
+            encoder.append(cast(Tensor, cast(EncoderLayer, layer).self_attn(h, h, h, mask=mask)[1]))
+            x = layer(x, mask)
+        state = self.encode(src, src_mask)
+        y, decoder = self._embed(tgt_in, 0), []
+        for i, layer in enumerate(self.decoder):
+            h = cast(DecoderLayer, layer).self_norm(y)
+            weights = cast(DecoderLayer, layer).self_attn(h, h, h, is_causal=y.shape[1] > 1)[1]
+            decoder.append(cast(Tensor, weights))
+            y, _, _ = layer(y, None, state.cross[i], state.src_mask, need_weights=False)
+        return encoder, decoder
+
     def step(self, prev_tokens: Tensor, state: TransformerState) -> tuple[Tensor, TransformerState, Tensor]:
         """prev_tokens (B, 1) -> log_probs (B, V_out), new state (cache grown by one), attention (B, 1, S)."""
         hidden, state, maps = self._decode(prev_tokens, state, {self.attention_layer})

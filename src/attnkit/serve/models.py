@@ -76,7 +76,7 @@ class ModelSet:
                 "backend": t.backend,
                 "layers": t.model.attention_layers,
                 "heads": t.model.attention_heads,
-                "self_attention": t.backend == "hugging face",  # encoder/decoder self-attention returned
+                "self_attention": bool(getattr(t.model, "returns_self_attention", False)),
                 "default": i == 0,
             }
             for i, t in enumerate(self.translators.values())

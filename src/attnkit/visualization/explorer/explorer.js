@@ -331,7 +331,8 @@ function translationCard(result, index, loadLayers) {
       }
     }
     draw();
-    card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}${whichSelect ? `/${whichSelect.value}` : ""}` : "model";
+    const which = whichSelect && whichSelect.value !== "cross" ? `/${whichSelect.value}` : "";
+    card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}${which}` : "model";
   };
   [words, layerSelect, headSelect, viewSelect, whichSelect].forEach((node) => node && node.addEventListener("change", change));
   if (nbest) nbest.addEventListener("click", async (event) => {
