@@ -58,8 +58,8 @@ class HFState:
 
 
 class HFStepper:
-    """A ``search.Stepper`` over an encoder-decoder model. ``step`` also keeps ``last_layers``: the step's
-    cross-attention of every layer and head, (B, L, H, S)."""
+    """A ``search.Stepper`` over an encoder-decoder model; each step returns the head mean of
+    ``default_layer``'s cross-attention (all layers come from ``HFTranslator.layer_attention``)."""
 
     def __init__(self, model: Any, default_layer: int = -1) -> None:
         self.model, self.default_layer = model, default_layer
@@ -99,9 +99,9 @@ class HFStepper:
         )
         log_probs = self.processed(out.logits[:, -1].float(), state.position)
         values, ids = torch.topk(log_probs, k, dim=-1)
-        layers = torch.stack([a[:, :, -1] for a in out.cross_attentions], 1).float()  # (B, L, H, S)
-        self.last_layers = layers.cpu().numpy()
-        attention = layers[:, self.default_layer].mean(1, keepdim=True)  # (B, 1, S)
+        attention = (
+            out.cross_attentions[self.default_layer][:, :, -1].float().mean(1, keepdim=True)
+        )  # (B, 1, S)
         cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
         new = HFState(state.hidden, state.mask, cache, state.position + 1)
         return values.cpu().numpy(), ids.cpu().numpy(), new, attention.cpu().numpy()

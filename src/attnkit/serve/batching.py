@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,11 +27,20 @@ from typing import Any
 Run = Callable[[list[Any], Hashable], list[Any]]
 
 
+@functools.cache
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
 def trim_memory() -> None:
     """Hand freed heap memory back to the system (glibc's ``malloc_trim``; elsewhere nothing): after a
     large beam, the allocator would otherwise keep the peak for the life of the server."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    with contextlib.suppress(AttributeError):
+        if _libc() is not None:
+            _libc().malloc_trim(0)
 
 
 @dataclass
