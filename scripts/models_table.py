@@ -28,6 +28,13 @@ def row(name: str, report: dict) -> str:
     size = (PRETRAINED / name / "model.pt").stat().st_size / 2**20
     minutes = f"{report['train_minutes']:.1f} min, {_hardware(report)}"
     dev, test = report["dev"], report["test"]
+    if report["config"]["task"] == "captioning":
+        latency = report.get("latency", {}).get("median_ms")
+        return (
+            f"| `{name}` | digit strings → captions | {dev['exact_match']:.4f} exact | "
+            f"{test['exact_match']:.4f} exact / {test['token_accuracy']:.4f} words | — | "
+            f"{'—' if latency is None else f'{latency:.1f}'} | {size:.1f} MiB, {minutes} |"
+        )
     if report["config"]["task"] == "classification":
         held = f"{dev['accuracy']:.4f} acc / {dev['macro_f1']:.4f} F1"
         if "cv" in report:  # trained on train + dev: the held-out estimate is the recipe's cross-validation

@@ -37,6 +37,12 @@ def sha256_gz(path: Path) -> str:
 
 
 def data_checksums(task: str, dataset: str = "tatoeba-eng-fra") -> dict[str, str]:
+    if task == "captioning":  # generated digit strings: the canonical splits' fingerprints (docs/digits.md)
+        from attnkit.datasets import digits
+
+        return {
+            f"digits/{s}": digits.checksum(digits.digit_strings(s, digits.SIZES[s])) for s in ("dev", "test")
+        }
     if task == "classification":
         return {
             f"reviews/{s}.jsonl": sha256_gz(document_split("reviews", s)) for s in ("train", "dev", "test")
@@ -163,7 +169,9 @@ def cv_report(args: argparse.Namespace) -> dict:
 
 
 def dev_score(report: dict) -> float:
-    return float(report.get("dev", {}).get("bleu", report.get("dev", {}).get("macro_f1", float("-inf"))))
+    """Dev BLEU (translators), macro-F1 (classifiers) or exact match (captioners)."""
+    dev = report.get("dev", {})
+    return float(dev.get("bleu", dev.get("macro_f1", dev.get("exact_match", float("-inf")))))
 
 
 def main() -> int:
@@ -198,6 +206,9 @@ def main() -> int:
     parser.add_argument("--cv-members", type=int, default=1, help="the row of --cv-json: members per model")
     parser.add_argument(
         "--dev-in-training", action="store_true", help="the model was trained on train + dev (needs --force)"
+    )
+    parser.add_argument(
+        "--fp32", action="store_true", help="keep fp32 weights (small models whose reports were made in fp32)"
     )
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args()
@@ -253,7 +264,8 @@ def main() -> int:
     halves: dict[int, object] = {}  # tied weights share storage: convert each storage once, keep it shared
     weights = ckpt["model"].items()
     small["model"] = {
-        k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v for k, v in weights
+        k: halves.setdefault(v.data_ptr(), v if args.fp32 else v.half()) if v.is_floating_point() else v
+        for k, v in weights
     }
     small["position"] = {"history": history}
     if args.prior_correction is not None:

@@ -93,3 +93,21 @@ def classifier_ckpt(tmp_path_factory):
         vocabulary=vocab.words,
         labels=["1", "2", "3", "4", "5"],
     )
+
+
+@pytest.fixture(scope="session")
+def captioner_ckpt(tmp_path_factory):
+    """An untrained tiny captioner (Show, Attend and Tell) over the digit strings' 48 x 192 canvas."""
+    from attnkit.datasets.digits import WORDS
+    from attnkit.models import build_model
+
+    config = ExperimentConfig(name="tiny-captioner", task="captioning")
+    config.data.dataset = "digits"
+    config.data.max_len = 8
+    config.model.name = "captioner"
+    c = config.model.captioner
+    c.conv_channels, c.embed_size, c.hidden_size, c.attention_size = [4, 8], 8, 16, 8
+    words = ["<unk>", "<pad>", "<s>", "</s>", *WORDS]
+    torch.manual_seed(0)
+    model = build_model(config.model, len(words))
+    return _save(tmp_path_factory.mktemp("cap") / "model.pt", config, model, vocabulary=words)

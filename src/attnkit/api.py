@@ -79,7 +79,7 @@ def load(
     backend: str = "auto",
 ) -> Any:
     """Load a checkpoint, an export folder, a shipped model by name or a Hugging Face model folder; it says
-    whether it translates or classifies. ``int8``: int8 weights (torch dynamic quantization, or the
+    whether it translates, classifies or captions. ``int8``: int8 weights (torch dynamic quantization, or the
     export's int8 graphs)."""
     if _hugging_face(path_or_name, backend, int8):
         from .hf import hf_task, load_hf
@@ -98,6 +98,10 @@ def load(
         from .classifier import Classifier
 
         return Classifier.from_checkpoint(path, int8=int8)
+    if task == "captioning":
+        from .captioner import Captioner
+
+        return Captioner.from_checkpoint(path)
     from .translator import Translator
 
     return Translator.from_checkpoint(path, int8=int8)
@@ -147,6 +151,19 @@ def load_classifier(
 
     path = resolve(path_or_name, "classifier")
     return Classifier.from_checkpoint(path, int8=int8, prior_correction=prior_correction, device=device)
+
+
+def load_captioner(path_or_name: str | Path | None = None, device: str = "cpu", backend: str = "auto") -> Any:
+    """A captioner (``models.captioner``): a checkpoint, an export folder or a shipped name (default:
+    ``digits-captioner``); its ONNX export runs without torch."""
+    folder = _export(path_or_name, "captioner", backend, False, device)
+    if folder is not None:
+        from .runtime.captioner import OnnxCaptioner
+
+        return OnnxCaptioner.from_export(folder)
+    from .captioner import Captioner
+
+    return Captioner.from_checkpoint(resolve(path_or_name, "captioner"), device=device)
 
 
 def train(config: Any, resume: bool = False, overwrite: bool = False) -> str:

@@ -36,7 +36,7 @@ from .files import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 FORMAT = "attnkit-checkpoint"
 FORMAT_VERSION = 2
-TASKS = ("classification", "translation")
+TASKS = ("captioning", "classification", "translation")
 _STEP = re.compile(r"step-(\d+)\.pt$")
 
 
@@ -307,7 +307,7 @@ def check_payload(payload: Any, path: str | Path, task: str | None = None) -> Ch
         raise CheckpointError(f"{path}: field 'model' must map parameter names to tensors")
     if config["task"] == "translation" and not isinstance(payload.get("tokenizer"), bytes):
         raise CheckpointError(f"{path}: field 'tokenizer' (sentencepiece model bytes) is missing")
-    if config["task"] == "classification" and not isinstance(payload.get("vocabulary"), list):
+    if config["task"] in ("classification", "captioning") and not isinstance(payload.get("vocabulary"), list):
         raise CheckpointError(f"{path}: field 'vocabulary' (list of words) is missing")
     if task is not None and config["task"] != task:
         raise CheckpointError(f"{path} is a {config['task']} model, not a {task} model")

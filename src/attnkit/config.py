@@ -38,6 +38,10 @@ class DataConfig:
     # sentencepiece subword regularization (Kudo 2018): each epoch samples a new segmentation of the
     # training pairs from the unigram model, sharpened by this alpha (smaller = more varied); 0 = off
     subword_alpha: float = 0.0
+    # captioning on the generated digit strings (dataset: digits): new images per epoch, dev images
+    images_per_epoch: int = 20000
+    dev_images: int = 1000
+    batch_images: int = 64
 
 
 @dataclass
@@ -83,11 +87,36 @@ class HANConfig:
 
 
 @dataclass
+class CaptionerConfig:
+    """Show, Attend and Tell (``models.captioner``); the same section for ``captioner`` (soft attention)
+    and ``hard_captioner``."""
+
+    channels: int = 1  # 1: grayscale, 3: RGB; any image is converted (data.images)
+    height: int = 48  # the input size every image is resized to: a multiple of 2^len(conv_channels)
+    width: int = 192
+    # the input is average-pooled by stem_pool first, then each conv block halves it: the UCI glyphs are
+    # 8 x 8 scans drawn at 16-24 px, so half resolution loses nothing and costs a quarter
+    stem_pool: int = 2
+    conv_channels: list[int] = field(default_factory=lambda: [32, 64])  # one pooling block each
+    embed_size: int = 64
+    hidden_size: int = 256
+    attention_size: int = 128
+    scorer: str = "additive"
+    dropout: float = 0.3
+
+
+@dataclass
 class ModelConfig:
-    name: str = "rnn"  # rnn, transformer, han
+    name: str = "rnn"  # rnn, transformer, han, captioner, hard_captioner
     rnn: RNNConfig = field(default_factory=RNNConfig)
     transformer: TransformerConfig = field(default_factory=TransformerConfig)
     han: HANConfig = field(default_factory=HANConfig)
+    captioner: CaptionerConfig = field(default_factory=CaptionerConfig)
+
+    @property
+    def section(self) -> str:
+        """The name of the section that configures this model."""
+        return SECTIONS.get(self.name, self.name)
 
 
 @dataclass
@@ -122,12 +151,17 @@ class TrainingConfig:
     keep_last: int = 2
     log_every: int = 50
     progress: bool = True
+    # captioning: lambda of the doubly stochastic attention penalty (Xu et al. 2015, eq. 14); hard
+    # attention's REINFORCE weight and entropy bonus (sec. 4.1)
+    attention_penalty: float = 0.0
+    reinforce_weight: float = 1.0
+    entropy_weight: float = 0.001
 
 
 @dataclass
 class ExperimentConfig:
     name: str = "experiment"
-    task: str = "translation"  # translation, classification
+    task: str = "translation"  # translation, classification, captioning
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
@@ -277,13 +311,20 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
 
 
 # The model registry's names and tasks (``attnkit.models.MODELS``), here without importing torch.
-MODEL_TASKS = {"han": "classification", "rnn": "translation", "transformer": "translation"}
+MODEL_TASKS = {
+    "captioner": "captioning",
+    "han": "classification",
+    "hard_captioner": "captioning",
+    "rnn": "translation",
+    "transformer": "translation",
+}
+SECTIONS = {"hard_captioner": "captioner"}  # models configured by another model's section
 
 
 def validate(config: ExperimentConfig) -> None:
     """Cross-field checks with messages that say what is valid."""
     choices = {
-        "task": (config.task, ("classification", "translation")),
+        "task": (config.task, ("captioning", "classification", "translation")),
         "model.name": (config.model.name, tuple(MODEL_TASKS)),
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
         "training.precision": (config.training.precision, ("bf16", "fp32")),
@@ -337,6 +378,14 @@ POSITIVE = [
     "model.han.embed_size",
     "model.han.word_hidden",
     "model.han.sentence_hidden",
+    "model.captioner.height",
+    "model.captioner.width",
+    "model.captioner.embed_size",
+    "model.captioner.hidden_size",
+    "model.captioner.attention_size",
+    "data.images_per_epoch",
+    "data.dev_images",
+    "data.batch_images",
     "training.threads",
     "training.accumulate",
     "training.max_epochs",
@@ -357,11 +406,15 @@ NON_NEGATIVE = [
     "training.patience",
     "training.clip_grad_norm",
     "training.plateau_patience",
+    "training.attention_penalty",
+    "training.reinforce_weight",
+    "training.entropy_weight",
 ]
 FRACTIONS = [
     "model.rnn.dropout",
     "model.transformer.dropout",
     "model.han.dropout",
+    "model.captioner.dropout",
     "training.label_smoothing",
 ]
 
@@ -387,7 +440,24 @@ def _check_ranges(config: ExperimentConfig) -> None:
         raise ConfigError(
             f"model.transformer.d_model ({t.d_model}) must be a multiple of num_heads ({t.num_heads})"
         )
+    _check_captioner(config.model.captioner)
     if not 0.0 < config.training.plateau_factor < 1.0:
         raise ConfigError(f"training.plateau_factor must be in (0, 1), got {config.training.plateau_factor}")
     if len(config.training.betas) != 2 or not all(0.0 <= b < 1.0 for b in config.training.betas):
         raise ConfigError(f"training.betas must be two numbers in [0, 1), got {config.training.betas}")
+
+
+def _check_captioner(c: CaptionerConfig) -> None:
+    if c.channels not in (1, 3):
+        raise ConfigError(f"model.captioner.channels must be 1 (grayscale) or 3 (RGB), got {c.channels}")
+    if not c.conv_channels or any(n <= 0 for n in c.conv_channels):
+        raise ConfigError(f"model.captioner.conv_channels must be positive sizes, got {c.conv_channels}")
+    if c.stem_pool < 1:
+        raise ConfigError(f"model.captioner.stem_pool must be >= 1 (1 = none), got {c.stem_pool}")
+    step = c.stem_pool * 2 ** len(c.conv_channels)
+    for name, value in (("height", c.height), ("width", c.width)):
+        if value % step:
+            raise ConfigError(
+                f"model.captioner.{name} ({value}) must be a multiple of {step} "
+                f"(stem_pool * 2 ** len(conv_channels): the grid's cell size)"
+            )

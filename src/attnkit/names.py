@@ -4,7 +4,7 @@ Each tuple mirrors a registry or constant of a torch-side module; tests/test_nam
 they drift apart."""
 
 SCORERS = ("additive", "bahdanau", "bilinear", "concat", "dot", "general", "location", "scaled_dot")
-MODELS = ("han", "rnn", "transformer")
+MODELS = ("captioner", "han", "hard_captioner", "rnn", "transformer")
 ALIGNMENT_METHODS = ("argmax", "intersect", "threshold", "union")
 ALIGNMENT_SCORES = ("attention", "saliency")
 SYMMETRIZATIONS = ("grow-diag-final", "grow-diag", "intersection", "union", "mean")

@@ -43,7 +43,8 @@ class Stepper(Protocol):
     target_ids: np.ndarray
 
     def encode(self, src: np.ndarray, src_mask: np.ndarray) -> State:
-        """src (B, S) int64, src_mask (B, S) bool -> the initial decoder state."""
+        """src (B, S) int64 (or any batch-first input its model reads: images (B, C, H, W) for a
+        captioner), src_mask (B, S) bool: the positions attention ranges over -> the initial state."""
         ...
 
     def step(self, prev: np.ndarray, state: Any, k: int) -> tuple[np.ndarray, np.ndarray, State, np.ndarray]:
@@ -117,7 +118,7 @@ def greedy(
 
     Shapes: src (B, S), src_mask (B, S) -> B hypotheses, attention (T + 1, S_i) each.
     """
-    batch, src_len = src.shape
+    batch, src_len = src_mask.shape
     bos_id, eos_id = specials(model)
     ids, eos = output_vocabulary(model.target_ids, eos_id)
     limits = max_lengths(src_mask, max_ratio, max_extra)  # (B,)
@@ -198,7 +199,7 @@ def beam(
     beams = _Beams(
         np.full((batch * k, 1), bos_id, dtype=np.int64),
         first.reshape(-1),
-        np.zeros((batch * k, 0, src.shape[1]), dtype=np.float32),
+        np.zeros((batch * k, 0, src_mask.shape[1]), dtype=np.float32),
         np.arange(batch),
     )
     for t in range(int(limits.max()) + 1):

@@ -47,8 +47,14 @@ def test_classifiers_return_logits_and_both_attention_levels(name):
 
 
 def test_registry_lists_every_model_with_its_task_and_refuses_duplicates():
-    assert MODELS.tasks() == {"han": "classification", "rnn": "translation", "transformer": "translation"}
+    assert MODELS.tasks() == {
+        "captioner": "captioning",
+        "han": "classification",
+        "hard_captioner": "captioning",
+        "rnn": "translation",
+        "transformer": "translation",
+    }
     with pytest.raises(ValueError, match="already registered"):
         register_model("rnn", task="translation")(lambda *a, **k: None)
-    with pytest.raises(ValueError, match="unknown model 'gpt'; valid names: han, rnn, transformer"):
+    with pytest.raises(ValueError, match="unknown model 'gpt'; valid names: captioner, han, hard_captioner, rnn, transformer"):
         MODELS.get("gpt")

@@ -30,9 +30,10 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", BLOCK, *args], capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize(
-    "name", ["enfr-rnn", "enfr-transformer", "ende-transformer", "fren-rnn", "reviews-han"]
-)
+SHIPPED = ["digits-captioner", "enfr-rnn", "enfr-transformer", "ende-transformer", "fren-rnn", "reviews-han"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_models_have_exports(name):
     assert find_export(name, "translator") is not None
 
@@ -58,6 +59,21 @@ def test_translate_without_torch():
     assert len(result["alternatives"]) == 1
 
 
+def test_caption_without_torch(tmp_path):
+    """The shipped captioner reads a test-split digit string (handwriting it never saw) torch-free."""
+    from PIL import Image
+
+    from attnkit.datasets.digits import digit_strings
+
+    truth = digit_strings("test", 1)[0]
+    Image.fromarray(truth.image).save(tmp_path / "digits.png")
+    done = _run("caption", "--json", "--beam", "3", str(tmp_path / "digits.png"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["caption"] == truth.caption
+    assert len(result["attention"]) == len(truth.digits) and result["grid"] == [6, 24]
+
+
 def test_classify_without_torch():
     done = _run("classify", "--json", "Runs small. Returned it.")
     assert done.returncode == 0, done.stderr
@@ -66,9 +82,7 @@ def test_classify_without_torch():
     assert [len(s) for s in result["sentences"]] == [len(w) for w in result["word_weights"]]
 
 
-@pytest.mark.parametrize(
-    "name", ["enfr-rnn", "enfr-transformer", "ende-transformer", "fren-rnn", "reviews-han"]
-)
+@pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_exports_were_made_from_the_shipped_weights(name):
     """A re-shipped model.pt with its old export would run the old model under backend auto."""
     import hashlib

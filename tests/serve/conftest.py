@@ -1,5 +1,5 @@
 """One explorer app for the serve tests: the shipped RNN (ONNX) and a tiny Transformer (torch), and the
-shipped classifier; a real uvicorn server on 127.0.0.1 for the browser tests."""
+shipped classifier, a tiny captioner; a real uvicorn server on 127.0.0.1 for the browser tests."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def models(transformer_ckpt):
+def models(transformer_ckpt, captioner_ckpt):
     from attnkit.serve import ModelSet
 
-    return ModelSet(["enfr-rnn", str(transformer_ckpt)], ["reviews-han"])
+    return ModelSet(["enfr-rnn", str(transformer_ckpt)], ["reviews-han"], captioners=[str(captioner_ckpt)])
 
 
 @pytest.fixture(scope="session")

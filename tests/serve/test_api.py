@@ -120,6 +120,13 @@ BAD = [
     ("/api/align", {"sources": ["a b"], "targets": ["c"], "gold": "1 3 1"}, 422, "outside sentence 1"),
     ("/api/align", {"sources": ["a \ud800"], "targets": ["c"]}, 400, "not valid Unicode"),
     ("/api/align", {"sources": [" ".join(["zqxjkv"] * 99)], "targets": ["c"]}, 422, "reads at most 200"),
+    ("/api/caption", {}, 400, "field 'images' must be a non-empty list"),
+    ("/api/caption", {"images": ["not base64!"]}, 400, "item 0 is not base64"),
+    ("/api/caption", {"images": [1]}, 400, "item 0 must be a string"),
+    ("/api/caption", {"images": ["aGVsbG8="]}, 422, "field 'images': item 0: not an image"),
+    ("/api/caption", {"images": ["aGVsbG8="] * 9}, 422, "at most 8"),
+    ("/api/caption", {"images": ["aGVsbG8="], "beam": 11}, 400, "field 'beam'"),
+    ("/api/caption", {"images": ["aGVsbG8="], "model": "digits"}, 422, "unknown captioner"),
 ]
 
 
@@ -271,3 +278,24 @@ def test_self_attention_of_attnkits_own_transformer_on_request(client, models):
     np.testing.assert_allclose(row["decoder_attention"], expected["decoder"], atol=1e-5)
     plain = client.post("/api/translate", json={"sentences": ["ab cd"], "model": name}).json()["results"][0]
     assert "encoder_attention" not in plain
+
+
+def test_caption_answers_what_the_python_api_gives(client, captioner_ckpt, tmp_path):
+    import base64
+
+    from PIL import Image
+
+    from attnkit.api import load_captioner
+    from attnkit.datasets.digits import digit_strings
+
+    path = tmp_path / "digits.png"
+    Image.fromarray(digit_strings("test", 1)[0].image).save(path)
+    url = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+    answer = client.post("/api/caption", json={"images": [url], "beam": 3, "n_best": 2})
+    assert answer.status_code == 200
+    [result] = answer.json()["results"]
+    expected = load_captioner(str(captioner_ckpt)).caption_files([path], beam_size=3, n_best=2)[0].to_json()
+    expected["source"] = ""
+    assert result == json.loads(json.dumps(expected))
+    info = client.get("/api/models").json()["captioners"]
+    assert info[0]["grid"] == [6, 24] and info[0]["default"]

@@ -359,3 +359,57 @@ def test_n_best_alternatives_show_their_own_attention(server, page):
     )
     shown = card.eval_on_selector_all(".tok.target", "ns => ns.map(n => n.title)")
     assert shown == result["alternative_tokens"][1]
+
+
+def _cell_weights(card):
+    return [float(x) for x in card.eval_on_selector_all(".cap-cell", "ns => ns.map(n => n.dataset.weight)")]
+
+
+def test_caption_page_shows_each_words_attention_over_the_image(server, page, tmp_path, shots):
+    from PIL import Image
+
+    from attnkit.datasets.digits import digit_strings
+
+    path = tmp_path / "digits.png"
+    Image.fromarray(digit_strings("test", 1)[0].image).save(path)
+    _open(page, server, "caption")
+    page.set_input_files("#caption-file", str(path))
+    page.wait_for_function("document.getElementById('caption-picked').textContent.length > 0")
+    page.click("#caption-run")
+    card = page.wait_for_selector(".caption-card")
+    import base64
+
+    url = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+    expected = _api(server, "/api/caption", {"images": [url], "beam": 3, "n_best": 3})["results"][0]
+    assert card.query_selector(".translation").inner_text() == (expected["caption"] or "(empty caption)")
+    maps = [*expected["attention"], expected["eos_attention"]]
+    chips = card.query_selector_all(".cap-words .tok")
+    assert len(chips) == len(maps) and len(card.query_selector_all(".cap-cell")) == 6 * 24
+    for t, chip in enumerate(chips):
+        chip.hover()
+        np.testing.assert_allclose(_cell_weights(card), np.array(maps[t]).ravel(), atol=1e-4)
+    card.query_selector("button.step[aria-label='previous word']").click()
+    np.testing.assert_allclose(_cell_weights(card), np.array(maps[-2]).ravel(), atol=1e-4)
+    card.screenshot(path=str(shots / "caption.png"))
+
+
+def test_static_caption_page_works_offline(browser, captioner_ckpt, tmp_path):
+    from PIL import Image
+
+    from attnkit.datasets.digits import digit_strings
+
+    path = tmp_path / "digits.png"
+    Image.fromarray(digit_strings("test", 1)[0].image).save(path)
+    page_file = tmp_path / "caption.html"
+    assert main(["caption", str(path), "--model", str(captioner_ckpt), "--html", str(page_file)]) == 0
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    context.set_offline(True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(page_file.as_uri())
+    card = page.wait_for_selector(".caption-card")
+    assert card.query_selector(".source").inner_text() == str(path)
+    assert abs(sum(_cell_weights(card)) - 1.0) < 1e-3  # the first word's map is shown
+    context.close()
+    assert errors == []

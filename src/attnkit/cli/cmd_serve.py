@@ -24,6 +24,11 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument(
         "--classifier", action="append", help="shipped name or path; repeat for several (default: shipped)"
     )
+    p.add_argument(
+        "--captioner",
+        action="append",
+        help="shipped name or path; repeat for several (default: digits-captioner when installed)",
+    )
     add_backend(p)
     p.add_argument(
         "--int8",
@@ -82,6 +87,12 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _default_captioners() -> list[str]:
+    from ..pretrained import DEFAULTS, shipped
+
+    return [DEFAULTS["captioner"]] if DEFAULTS["captioner"] in shipped() else []
+
+
 def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
 
@@ -90,7 +101,11 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning(f"--host {args.host} makes the explorer reachable from other machines")
     models = ModelSet(
-        args.translator or ["enfr-rnn"], args.classifier or ["reviews-han"], args.backend, args.int8
+        args.translator or ["enfr-rnn"],
+        args.classifier or ["reviews-han"],
+        args.backend,
+        args.int8,
+        captioners=args.captioner if args.captioner is not None else _default_captioners(),
     )
     hosts = [*(args.allow_host or []), args.host]
     app = create_app(
@@ -101,7 +116,7 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
         max_batch=args.max_batch,
         hosts=[h for h in hosts if h not in ("0.0.0.0", "::")],
     )
-    names = ", ".join([*models.translators, *models.classifiers])
+    names = ", ".join([*models.translators, *models.classifiers, *models.captioners])
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"attnkit explorer on http://{shown}:{port}/ ({names}); Ctrl-C stops it", flush=True)

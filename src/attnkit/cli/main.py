@@ -17,6 +17,7 @@ from ..log import configure, log
 from . import (
     cmd_align,
     cmd_average,
+    cmd_caption,
     cmd_classify,
     cmd_convert,
     cmd_ensemble,
@@ -39,6 +40,8 @@ COMMANDS = {
     "train": cmd_train,
     "classify": cmd_classify,
     "evaluate-classifier": cmd_classify,
+    "caption": cmd_caption,
+    "evaluate-captioner": cmd_caption,
     "plot": cmd_plot,
     "average": cmd_average,
     "ensemble": cmd_ensemble,

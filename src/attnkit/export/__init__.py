@@ -52,6 +52,10 @@ def export(
         model: Any
         if task == "classification":
             model, manifest = export_han(path, tmp, int8)
+        elif task == "captioning":
+            from .captioner import export_captioner
+
+            model, manifest = export_captioner(path, tmp, int8)
         else:
             model, manifest = export_seq2seq(path, tmp, int8)
         manifest["meta"]["half_weights"] = _store_half(tmp, manifest, lossy_fp16)

@@ -35,6 +35,9 @@ def verify(model: Any, root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     report: dict[str, Any] = {}
     for variant in manifest["graphs"]:
         onnx = load_export(root, int8=variant == "int8")
+        if manifest["kind"] == "captioner":
+            report[variant] = _verify_captioner(model, onnx, variant)
+            continue
         if manifest["kind"] == "han":
             a, b = model.classify(PROBE_REVIEWS), onnx.classify(PROBE_REVIEWS)
             prob = max(
@@ -71,3 +74,33 @@ def judge(variant: str, same: list[bool], diff: float, what: str, values: str) -
             f"same (needs {share:.0%}), largest {values} difference {diff:.3g} (tolerance {tolerance:g}); "
             "nothing was installed"
         )
+
+
+def _verify_captioner(model: Any, onnx: Any, variant: str) -> dict[str, Any]:
+    """Probe images: digit strings drawn with a fixed seed (random pixels when scikit-learn is absent)."""
+    rng = np.random.default_rng(0)
+    images = rng.random((3, model.channels, model.height, model.width)).astype(np.float32)
+    try:
+        from ..data.images import fit_array
+        from ..datasets.digits import digit_strings
+
+        images = np.stack(
+            [
+                fit_array(s.image, model.channels, model.height, model.width)
+                for s in digit_strings("dev", 3, seed=99)
+            ]
+        )
+    except Exception:  # noqa: BLE001 (a probe of random pixels still compares the two backends)
+        pass
+    a, b = model.caption_arrays(images, beam_size=3), onnx.caption_arrays(images, beam_size=3)
+    same = [x.caption == y.caption for x, y in zip(a, b)]
+    diff = max(
+        (
+            float(np.abs(x.attention - y.attention).max(initial=0.0))
+            for x, y in zip(a, b)
+            if x.attention.shape == y.attention.shape
+        ),
+        default=0.0,
+    )
+    judge(variant, same, diff, "captions", "attention")
+    return {"same_captions": f"{sum(same)}/{len(same)}", "max_attention_diff": diff}

@@ -38,6 +38,27 @@ def _han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     return HAN(vocab_size, num_classes=sizes["num_classes"], **han)
 
 
+@register_model("captioner", task="captioning")
+def _captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+    from .captioner import Captioner
+
+    return Captioner(vocab_size, **_captioner_options(config))
+
+
+@register_model("hard_captioner", task="captioning")
+def _hard_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+    from .captioner import Captioner
+
+    return Captioner(vocab_size, **_captioner_options(config), hard=True)
+
+
+def _captioner_options(config: ModelConfig) -> dict[str, Any]:
+    """The architecture options; the input size (height, width) is the images' size, not a weight's."""
+    options = dataclasses.asdict(config.captioner)
+    del options["height"], options["width"]
+    return options
+
+
 def _seq2seq(sizes: dict[str, Any]) -> dict[str, Any]:
     return {"target_ids": sizes["target_ids"], "src_vocab_size": sizes["src_vocab_size"]}
 
@@ -100,13 +121,13 @@ def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
     of the same task and architecture as ``config``, so its weights, tokenizer and vocabulary fit."""
     from ..pretrained import resolve
 
-    kind = "classifier" if config.task == "classification" else "translator"
+    kind = {"classification": "classifier", "captioning": "captioner"}.get(config.task, "translator")
     path = resolve(config.training.init_from, kind)
     ckpt, source = load_for_inference(path, config.task)
     if ckpt.get("ensemble"):
         raise UsageError(f"training.init_from: {path} is an ensemble; start from one of its members")
-    section = config.model.name
-    mine = {"name": section, **dataclasses.asdict(getattr(config.model, section))}
+    section = config.model.section
+    mine = {"name": config.model.name, **dataclasses.asdict(getattr(config.model, section))}
     theirs = {"name": source.model.name, **dataclasses.asdict(getattr(source.model, section))}
     differ = [
         f"model.{k}: {theirs[k]!r} there, {mine[k]!r} here"

@@ -18,7 +18,7 @@ from torch import nn
 from ..errors import UsageError
 
 Builder = Callable[..., nn.Module]
-TASKS = ("classification", "translation")
+TASKS = ("captioning", "classification", "translation")
 
 
 @dataclass(frozen=True)

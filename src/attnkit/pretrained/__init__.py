@@ -9,7 +9,7 @@ from .. import store
 from ..errors import NotFoundError, UsageError
 
 ROOT = Path(__file__).resolve().parent
-DEFAULTS = {"translator": "enfr-rnn", "classifier": "reviews-han"}
+DEFAULTS = {"translator": "enfr-rnn", "classifier": "reviews-han", "captioner": "digits-captioner"}
 
 
 def shipped() -> dict[str, Path]:

@@ -1,6 +1,7 @@
 """The torch-free runtime: run ``attnkit export`` folders with NumPy, onnxruntime and sentencepiece.
 
-``load_export(path)`` returns an ``OnnxTranslator`` or an ``OnnxClassifier`` (from the manifest's kind);
+``load_export(path)`` returns an ``OnnxTranslator``, ``OnnxClassifier`` or ``OnnxCaptioner`` (from the
+manifest's kind);
 both give the same result objects as the torch ``Translator``/``Classifier``. Nothing on this path
 imports torch: a test runs it with torch made unimportable.
 """
@@ -23,6 +24,10 @@ def load_export(path: str | Path, task: str | None = None, int8: bool = False, *
     """An export folder -> ``OnnxTranslator`` (translation) or ``OnnxClassifier`` (classification)."""
     manifest = read_manifest(path, task)
     variant = "int8" if int8 else "fp32"
+    if manifest.task == "captioning":
+        from .captioner import OnnxCaptioner
+
+        return OnnxCaptioner(manifest, variant, **options)
     if manifest.task == "translation":
         from .seq2seq import OnnxTranslator
 

@@ -16,7 +16,12 @@ from ..files import sha256
 
 FORMAT = "attnkit-export"
 FORMAT_VERSION = 1
-KINDS = {"rnn": "translation", "transformer": "translation", "han": "classification"}
+KINDS = {
+    "rnn": "translation",
+    "transformer": "translation",
+    "han": "classification",
+    "captioner": "captioning",
+}
 MANIFEST = "manifest.json"
 
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -33,6 +34,7 @@ from .limits import (
     RequestError,
     boolean,
     check_translate_cost,
+    image_list,
     integer,
     number,
     read_body,
@@ -159,6 +161,23 @@ class Explorer:
         results = [reprior(r, prior["class_weights"], own, used).to_json() for r in found]
         return {"model": model.name, "results": results, "prior": prior}
 
+    async def caption(self, request: Request) -> dict[str, Any]:
+        data = await read_json(request, self.limits)
+        beam = integer(data, "beam", 1, 1, self.limits.max_beam)
+        n_best = integer(data, "n_best", 1, 1, beam)
+        model = ModelSet.pick(self.models.captioners, data.get("model"), "captioner")
+        images = image_list(data, "images", self.limits)
+        captioner = model.model
+
+        def run() -> list[dict[str, Any]]:
+            loaded = [captioner.load_bytes(b, f"field 'images': item {i}") for i, b in enumerate(images)]
+            arrays = np.stack([image for image, _ in loaded])
+            found = captioner.caption_arrays(arrays, [size for _, size in loaded], beam, n_best)
+            return [r.to_json() for r in found]
+
+        results = await asyncio.get_running_loop().run_in_executor(self.executor, run)
+        return {"model": model.name, "results": results}
+
     async def align(self, request: Request) -> dict[str, Any]:
         data = await read_json(request, self.limits)
         sources = sentence_list(data, "sources", self.limits)
@@ -223,10 +242,12 @@ def create_app(
         Route("/", index),
         static("explorer.js", "text/javascript; charset=utf-8"),
         static("views.js", "text/javascript; charset=utf-8"),
+        static("captions.js", "text/javascript; charset=utf-8"),
         static("explorer.css", "text/css; charset=utf-8"),
         Route("/api/translate", json_endpoint(explorer.translate), methods=["POST"]),
         Route("/api/classify", json_endpoint(explorer.classify), methods=["POST"]),
         Route("/api/align", json_endpoint(explorer.align), methods=["POST"]),
+        Route("/api/caption", json_endpoint(explorer.caption), methods=["POST"]),
         Route("/api/models", json_endpoint(explorer.models_info)),
         Route("/api/health", json_endpoint(explorer.health)),
     ]

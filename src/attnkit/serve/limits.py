@@ -38,6 +38,7 @@ class Limits:
     max_layer_cells: int = 400_000  # estimated attention cells (T x S x layers x heads) with layers: true
     heavy_work: int = 400  # from this work (or heavy_chars of documents) a request runs in the heavy lane
     heavy_chars: int = 8_000
+    max_images: int = 8  # images per caption request (each a data URL or base64 string in the JSON body)
 
     def to_json(self) -> dict[str, int]:
         return asdict(self)
@@ -152,3 +153,30 @@ def check_translate_cost(texts: list[str], beam: int, layer_maps: int, limits: L
             f"layer attention for these sentences is about {cells} values, over the limit of "
             f"{limits.max_layer_cells} (ask for layers: true on fewer or shorter sentences)",
         )
+
+
+def image_list(data: dict[str, Any], field: str, limits: Limits) -> list[bytes]:
+    """Field ``field``: 1..max_images images, each a ``data:image/...;base64,`` URL or plain base64 ->
+    their bytes (whether they are images is checked when they are decoded, item by item)."""
+    import base64
+    import binascii
+
+    items = data.get(field)
+    if not isinstance(items, list) or not items:
+        raise RequestError(400, f"field '{field}' must be a non-empty list of base64 images (data URLs)")
+    if len(items) > limits.max_images:
+        raise RequestError(
+            422, f"field '{field}': {len(items)} images; at most {limits.max_images} per request"
+        )
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise RequestError(400, f"field '{field}': item {i} must be a string (a base64 data URL)")
+        text = item.split(",", 1)[1] if item.startswith("data:") and "," in item else item
+        try:
+            out.append(base64.b64decode(text, validate=True))
+        except (binascii.Error, ValueError):
+            raise RequestError(
+                400, f"field '{field}': item {i} is not base64 (expected a data URL)"
+            ) from None
+    return out

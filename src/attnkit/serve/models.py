@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..api import load_classifier, load_translator
+from ..api import load_captioner, load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
 from ..data.parallel import normalize
 from ..errors import DataError, UnknownNameError, shorten
@@ -45,11 +45,20 @@ class ModelSet:
     """Translators and classifiers by name; the first of each kind is the default."""
 
     def __init__(
-        self, translators: list[str], classifiers: list[str], backend: str = "auto", int8: bool = False
+        self,
+        translators: list[str],
+        classifiers: list[str],
+        backend: str = "auto",
+        int8: bool = False,
+        captioners: list[str] | None = None,
     ) -> None:
         """``int8``: the translators' int8 weights (the shipped Transformers' exports are int8 only)."""
         self.translators: dict[str, Loaded] = {}
         self.classifiers: dict[str, Loaded] = {}
+        self.captioners: dict[str, Loaded] = {}
+        for spec in captioners or []:
+            model = load_captioner(spec, backend=backend)
+            self.captioners[_name(spec)] = Loaded(_name(spec), model, _backend(model))
         for spec in translators:
             model = load_translator(spec, backend=backend, int8=int8)
             self.translators[_name(spec)] = Loaded(_name(spec), model, _backend(model))
@@ -94,7 +103,16 @@ class ModelSet:
         ]
         # what a classifier reads of a document: longer ones are cut, and each answer counts the words unread
         reads = {"max_sentences": MAX_SENTENCES, "max_words_per_sentence": MAX_WORDS}
-        return {"translators": translators, "classifiers": classifiers, "classifier_reads": reads}
+        captioners = [
+            {"name": c.name, "backend": c.backend, "grid": list(c.model.grid), "default": i == 0}
+            for i, c in enumerate(self.captioners.values())
+        ]
+        return {
+            "translators": translators,
+            "classifiers": classifiers,
+            "captioners": captioners,
+            "classifier_reads": reads,
+        }
 
 
 def reprior(result: Classification, weights: list[float], tau_from: float, tau_to: float) -> Classification:

@@ -33,6 +33,10 @@ def make_task(config: ExperimentConfig, checkpoint: Checkpoint | None) -> Any:
         from .classification import ClassificationTask
 
         return ClassificationTask(config, checkpoint)
+    if config.task == "captioning":
+        from .captioning import CaptioningTask
+
+        return CaptioningTask(config, checkpoint)
     from ..data.tokenizer import vocabularies_from
     from .translation import TranslationTask
 

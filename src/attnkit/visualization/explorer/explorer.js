@@ -555,16 +555,19 @@ async function start() {
     showView(data.view);
     if (data.view === "translate") showTranslations(data.results);
     if (data.view === "classify") showClassifications(data);
+    if (data.view === "caption") showCaptions(data.results);
     return;
   }
   tabs();
   wireForms();
+  wireCaption();
   try {
     state.models = await api("/api/models");
     state.limits = state.models.classifier_reads;
     fillModels("translate-model", state.models.translators);
     fillModels("align-model", state.models.translators);
     fillModels("classify-model", state.models.classifiers);
+    fillModels("caption-model", state.models.captioners || []);
     document.body.dataset.ready = "true";
   } catch (e) {
     status(`cannot reach the server: ${e.message}`, true);
