@@ -60,8 +60,10 @@ def main() -> int:
         for beam in (1, 5):
             a = in_process(args.model, image, "onnx", args.runs * 5, beam)
             b = in_process(args.model, image, "torch", args.runs * 5, beam)
-            print(f"in process, one image, beam {beam}: onnx {a * 1000:.1f} ms, torch {b * 1000:.1f} ms, "
-                  f"onnx/torch {a / b:.2f}x")
+            print(
+                f"in process, one image, beam {beam}: onnx {a * 1000:.1f} ms, torch {b * 1000:.1f} ms, "
+                f"onnx/torch {a / b:.2f}x"
+            )
     return 0
 
 

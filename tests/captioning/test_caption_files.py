@@ -55,6 +55,17 @@ def test_a_captioner_trains_on_a_captions_file(tmp_path, capsys):
     ]
     assert train(load_config("digits-captioner", sets)) == "max_steps"
     captioner = Captioner.from_checkpoint(tmp_path / "run" / "best.pt")
-    assert set(captioner.words[4:]) <= {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+    assert set(captioner.words[4:]) <= {
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+    }
     result = captioner.caption_files([FIXTURES / "img0.png"])[0]
     assert result.attention.shape[1:] == (6, 24)

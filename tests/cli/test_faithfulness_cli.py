@@ -113,3 +113,24 @@ def test_data_without_labels_names_the_file_and_line(classifier_ckpt, tmp_path, 
 def test_no_input_is_an_error(capsys):
     assert main(["faithfulness"]) == 2
     assert "give --data FILE" in capsys.readouterr().err
+
+
+def test_align_defaults_to_both_shipped_directions_and_says_when_it_cannot(translator_ckpt, pairs, capsys):
+    src, tgt, gold = pairs
+    assert main(["align", "--src", src, "--tgt", tgt, "--gold", gold, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)  # enfr-rnn with fren-rnn, mean, intersect (trial set)
+    assert (report["reverse_model"], report["symmetrize"], report["method"]) == (
+        "fren-rnn",
+        "mean",
+        "intersect",
+    )
+    assert (
+        main(["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt, "--json", "--gold", gold])
+        == 0
+    )
+    captured = capsys.readouterr()
+    assert (
+        json.loads(captured.out)["reverse_model"] is None and json.loads(captured.out)["method"] == "argmax"
+    )
+    assert "has no shipped reverse model; one direction" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1

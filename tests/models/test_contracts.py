@@ -56,5 +56,7 @@ def test_registry_lists_every_model_with_its_task_and_refuses_duplicates():
     }
     with pytest.raises(ValueError, match="already registered"):
         register_model("rnn", task="translation")(lambda *a, **k: None)
-    with pytest.raises(ValueError, match="unknown model 'gpt'; valid names: captioner, han, hard_captioner, rnn, transformer"):
+    with pytest.raises(
+        ValueError, match="unknown model 'gpt'; valid names: captioner, han, hard_captioner, rnn, transformer"
+    ):
         MODELS.get("gpt")

@@ -374,7 +374,7 @@ def test_caption_page_shows_each_words_attention_over_the_image(server, page, tm
     Image.fromarray(digit_strings("test", 1)[0].image).save(path)
     _open(page, server, "caption")
     page.set_input_files("#caption-file", str(path))
-    page.wait_for_function("document.getElementById('caption-picked').textContent.length > 0")
+    page.wait_for_selector("#caption-picked:not(:empty)")
     page.click("#caption-run")
     card = page.wait_for_selector(".caption-card")
     import base64

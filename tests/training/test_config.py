@@ -31,7 +31,10 @@ def test_wrong_type_and_unknown_choice(tmp_path):
     path.write_text("training:\n  max_steps: many\n")
     with pytest.raises(ConfigError, match="training.max_steps: expected int"):
         load_config(path)
-    with pytest.raises(ConfigError, match="model.name: unknown value 'lstm'; valid: captioner, han, hard_captioner, rnn, transformer"):
+    with pytest.raises(
+        ConfigError,
+        match="model.name: unknown value 'lstm'; valid: captioner, han, hard_captioner, rnn, transformer",
+    ):
         load_config(None, ["model.name=lstm"])
     with pytest.raises(
         ConfigError, match="model.name: 'han' is not a translation model; valid: rnn, transformer"

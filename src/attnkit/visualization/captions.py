@@ -17,12 +17,14 @@ from ..data.images import png_bytes
 from ..files import atomic_write_bytes
 from .heatmap import _check_path
 
+SHADE_FLOOR = 0.1  # shading is weight / max(peak, 0.1): a map spread thin stays faint (the explorer too)
+
 
 def upsample(grid: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """(h, w) attention -> (H, W), bilinear between cell centres, scaled to a maximum of 1 (for display)."""
+    """(h, w) attention -> (H, W), bilinear between cell centres, divided by max(peak, SHADE_FLOOR)."""
     from PIL import Image
 
-    top = float(grid.max()) or 1.0
+    top = max(float(grid.max()), SHADE_FLOOR)
     small = Image.fromarray((grid / top).astype(np.float32), mode="F")
     return np.asarray(small.resize((size[1], size[0]), Image.Resampling.BILINEAR), dtype=np.float32)
 

@@ -10,9 +10,11 @@ function captionOverlay(grid) {
   return overlay;
 }
 
+const SHADE_FLOOR = 0.1;  // shading is weight / max(peak, 0.1): a map spread thin stays faint (as in the figure)
+
 function paintOverlay(overlay, map) {
   const flat = map.flat();
-  const top = Math.max(...flat) || 1;
+  const top = Math.max(Math.max(...flat), SHADE_FLOOR);
   overlay.querySelectorAll(".cap-cell").forEach((cell, k) => {
     cell.dataset.weight = flat[k].toFixed(5);
     cell.style.backgroundColor = `rgba(214, 69, 36, ${(0.85 * flat[k] / top).toFixed(3)})`;
@@ -53,7 +55,7 @@ function captionCard(result, index) {
   card.append(
     el("p", { class: "source" }, result.source || `image ${index + 1}`),
     el("p", { class: "translation" }, result.caption || "(empty caption)"),
-    el("p", { class: "score" }, `log-probability ${result.score}, grid ${result.grid[0]} x ${result.grid[1]}`),
+    el("p", { class: "score" }, `score ${result.score} (log-probability; length-normalized under beam search), grid ${result.grid[0]} x ${result.grid[1]}`),
     frame, strip, el("div", { class: "row" }, back, next, label),
   );
   if (result.n_best && result.n_best.length) {
