@@ -103,6 +103,11 @@ class CaptionerConfig:
     attention_size: int = 128
     scorer: str = "additive"
     dropout: float = 0.3
+    # "" = the small CNN above; "resnet18" / "resnet34": a ResNet trunk (stride 16, 256 channels) whose
+    # ImageNet weights come from backbone_weights, a torchvision state dict file (training only; nothing is
+    # downloaded, and the file is read as data)
+    backbone: str = ""
+    backbone_weights: str = ""
 
 
 @dataclass
@@ -454,7 +459,15 @@ def _check_captioner(c: CaptionerConfig) -> None:
         raise ConfigError(f"model.captioner.conv_channels must be positive sizes, got {c.conv_channels}")
     if c.stem_pool < 1:
         raise ConfigError(f"model.captioner.stem_pool must be >= 1 (1 = none), got {c.stem_pool}")
-    step = c.stem_pool * 2 ** len(c.conv_channels)
+    if c.backbone not in ("", "resnet18", "resnet34"):
+        raise ConfigError(
+            f"model.captioner.backbone: unknown {c.backbone!r}; valid: resnet18, resnet34 or ''"
+        )
+    if c.backbone_weights and not c.backbone:
+        raise ConfigError(
+            "model.captioner.backbone_weights needs model.captioner.backbone (resnet18 or resnet34)"
+        )
+    step = 16 if c.backbone else c.stem_pool * 2 ** len(c.conv_channels)
     for name, value in (("height", c.height), ("width", c.width)):
         if value % step:
             raise ConfigError(

@@ -55,7 +55,11 @@ def _hard_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Mo
 def _captioner_options(config: ModelConfig) -> dict[str, Any]:
     """The architecture options; the input size (height, width) is the images' size, not a weight's."""
     options = dataclasses.asdict(config.captioner)
-    del options["height"], options["width"]
+    del (
+        options["height"],
+        options["width"],
+        options["backbone_weights"],
+    )  # the backbone's are loaded in training
     return options
 
 
@@ -113,6 +117,7 @@ _NOT_ARCHITECTURE = (
     "word2vec_vectors",
     "pretrained_vectors",
     "attention_layer",
+    "backbone_weights",
 )
 
 

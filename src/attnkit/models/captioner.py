@@ -30,6 +30,7 @@ from torch import Tensor, nn
 
 from ..attention.modules import Attention
 from ..vocab import BOS, PAD
+from .backbones import BackboneEncoder, with_coordinates
 
 
 class ConvEncoder(nn.Module):
@@ -57,12 +58,7 @@ class ConvEncoder(nn.Module):
         ys = torch.linspace(-1.0, 1.0, height, device=images.device).view(1, 1, height, 1)
         xs = torch.linspace(-1.0, 1.0, width, device=images.device).view(1, 1, 1, width)
         coords = torch.cat([ys.expand(batch, 1, height, width), xs.expand(batch, 1, height, width)], 1)
-        grid = self.net(torch.cat([images * 2.0 - 1.0, coords], 1))  # (B, D - 2, h, w)
-        h, w = grid.shape[2], grid.shape[3]
-        ys = torch.linspace(-1.0, 1.0, h, device=images.device).view(1, 1, h, 1).expand(batch, 1, h, w)
-        xs = torch.linspace(-1.0, 1.0, w, device=images.device).view(1, 1, 1, w).expand(batch, 1, h, w)
-        grid = torch.cat([grid, ys, xs], 1)  # each annotation vector also says where its cell is
-        return grid.flatten(2).transpose(1, 2), (h, w)
+        return with_coordinates(self.net(torch.cat([images * 2.0 - 1.0, coords], 1)))
 
 
 @dataclass
@@ -80,7 +76,9 @@ class StepOutput:
 class Captioner(nn.Module):
     """Args: vocab_size V (attnkit's special ids; <pad> and <s> are never predicted); channels C (1 or 3);
     conv_channels (one pooling block each); embed_size E; hidden_size Hd; attention_size (the additive
-    scorer's); scorer (a registered name); dropout (before the output layer); hard (see the module doc)."""
+    scorer's); scorer (a registered name); dropout (before the output layer); hard (see the module doc);
+    backbone: "" (the small CNN above) or a ResNet trunk ("resnet18", "resnet34": ``models.backbones``,
+    torchvision's weights loaded by path before training)."""
 
     def __init__(
         self,
@@ -94,10 +92,13 @@ class Captioner(nn.Module):
         scorer: str = "additive",
         dropout: float = 0.3,
         hard: bool = False,
+        backbone: str = "",
     ) -> None:
         super().__init__()
         self.hard = hard
-        self.encoder = ConvEncoder(channels, conv_channels, stem_pool)
+        self.encoder: ConvEncoder | BackboneEncoder = (
+            BackboneEncoder(backbone) if backbone else ConvEncoder(channels, conv_channels, stem_pool)
+        )
         size = self.encoder.out_size
         options = {"attention_size": attention_size} if scorer in ("additive", "bahdanau", "concat") else {}
         self.attention = Attention(scorer, hidden_size, size, **options)

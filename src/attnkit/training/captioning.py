@@ -215,5 +215,14 @@ class CaptioningTask:
         metrics["score"] = round(metrics["dev_exact_match"] + metrics["dev_token_accuracy"] / 100, 5)
         return metrics
 
+    def pretrain(self, model: nn.Module, log: Any) -> None:
+        """Before training from scratch: torchvision's weights into a ResNet backbone, when given."""
+        c = self.config.model.captioner
+        if c.backbone and c.backbone_weights:
+            from ..models.backbones import load_torchvision_weights
+
+            count = load_torchvision_weights(model.encoder.trunk, c.backbone_weights)  # type: ignore[union-attr, arg-type]
+            log(f"backbone: {count} tensors of {c.backbone} from {c.backbone_weights}")
+
     def payload(self) -> dict[str, Any]:
         return {"vocabulary": self.words}
