@@ -133,7 +133,7 @@ def test_ddp_two_processes_match_one_process(tmp_path):
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 0, result.stderr[:3000] + " ... " + result.stderr[-1000:]  # the cause first
     a, b = _weights(single / "step-6.pt"), _weights(ddp / "step-6.pt")
     for name in a:
         torch.testing.assert_close(a[name], b[name], rtol=1e-4, atol=2e-5, msg=name)
