@@ -79,6 +79,37 @@ def cli_cases(tmp: Path) -> list[tuple[str, list[str], bytes | None, list[Path]]
             [],
         ),
         ("a pickle that runs a command", ["translate", "--model", str(_evil(tmp)), "a"], None, []),
+        *_caption_cases(tmp, junk),
+    ]
+
+
+def _caption_cases(tmp: Path, junk: Path) -> list[tuple[str, list[str], bytes | None, list[Path]]]:
+    """Images the captioner cannot use: each one line, exit 2 (RGBA and 16-bit are converted, not refused)."""
+    import struct
+    import zlib
+
+    from PIL import Image
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    huge = tmp / "huge.png"  # a header claiming 20000 x 20000 px, no pixel data
+    header = struct.pack(">IIBBBBB", 20000, 20000, 8, 0, 0, 0, 0)
+    huge.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b""))
+    tiny, cut = tmp / "tiny.png", tmp / "cut.png"
+    Image.new("L", (1, 1)).save(tiny)
+    good = tmp / "digits.png"
+    Image.new("L", (192, 48)).save(good)
+    Image.new("L", (192, 48), 255).save(cut)
+    cut.write_bytes(cut.read_bytes()[:60])
+    return [
+        ("caption random bytes", ["caption", str(junk)], None, [junk]),
+        ("caption a truncated PNG", ["caption", str(cut)], None, [cut]),
+        ("caption a 1x1 image", ["caption", str(tiny)], None, [tiny]),
+        ("caption a 20000x20000 image", ["caption", str(huge)], None, [huge]),
+        ("caption a folder", ["caption", str(tmp)], None, []),
+        ("caption --plot into the input", ["caption", str(good), "--plot", str(good)], None, [good]),
+        ("caption --html into the input", ["caption", str(good), "--html", str(good)], None, [good]),
     ]
 
 

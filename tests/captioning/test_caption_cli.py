@@ -111,6 +111,14 @@ def test_missing_image_and_bad_options(captioner_ckpt, digit_png, tmp_path, caps
     assert ".png, .svg or .pdf" in capsys.readouterr().err
 
 
+def test_pictures_never_replace_an_input_image(captioner_ckpt, digit_png, tmp_path, capsys):
+    before = digit_png.read_bytes()
+    for flag in ("--plot", "--html"):
+        assert main(["caption", str(digit_png), "--model", str(captioner_ckpt), flag, str(digit_png)]) == 2
+        assert "would replace the input" in capsys.readouterr().err
+    assert digit_png.read_bytes() == before
+
+
 def test_evaluate_captioner_reports_scores_with_intervals(captioner_ckpt, capsys):
     args = ["evaluate-captioner", "--data", "digits:dev", "--limit", "12", "--model", str(captioner_ckpt)]
     assert main([*args, "--json"]) == 0

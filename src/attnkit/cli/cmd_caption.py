@@ -67,6 +67,10 @@ def _load(args: argparse.Namespace) -> Any:
     return load_captioner(args.model, args.device, args.backend)
 
 
+def _plots(args: argparse.Namespace) -> list[Path]:
+    return _plot_paths(args.plot, len(args.images)) if args.plot else []
+
+
 def _plot_paths(target: str, count: int) -> list[Path]:
     path = Path(target)
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -77,6 +81,12 @@ def _plot_paths(target: str, count: int) -> list[Path]:
 
 
 def run_caption(args: argparse.Namespace) -> int:
+    from ..files import refuse_overwrite
+
+    inputs = {f"image {i + 1}": path for i, path in enumerate(args.images)}
+    for flag, out in (("--html", args.html), *(("--plot", p) for p in _plots(args))):
+        if out is not None:
+            refuse_overwrite(out, inputs, flag)  # before any work: an image is never replaced by a picture
     captioner = _load(args)
     results = captioner.caption_files(args.images, beam_size=args.beam, n_best=args.n_best)
     for r in results:
