@@ -133,16 +133,10 @@ class CaptionerBase:
         return Caption(" ".join(tokens), tokens, hyp.score, maps[:-1], maps[-1], size)
 
     def load_display(self, source: str) -> np.ndarray:
-        """The image of ``source`` as drawn in figures: (H, W) or (H, W, 3) uint8, as given."""
-        image, _ = read_image(source, self.channels, *self._size_of(source))
+        """The image of ``source`` as drawn in figures: (H, W) or (H, W, 3) uint8, at its own size."""
+        image, _ = read_image(source, self.channels, None, None)
         pixels = np.round(image * 255.0).astype(np.uint8)
         return pixels[0] if self.channels == 1 else pixels.transpose(1, 2, 0)
-
-    def _size_of(self, source: str) -> tuple[int, int]:
-        from PIL import Image
-
-        with Image.open(source) as image:
-            return image.size[1], image.size[0]
 
     def forced_attention(self, images: np.ndarray, captions: list[tuple[str, ...]]) -> list[np.ndarray]:
         """Each caption's attention when its words are the decoder's inputs (teacher forcing): per image

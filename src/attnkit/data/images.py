@@ -69,14 +69,16 @@ def _eight_bit(image):  # type: ignore[no-untyped-def]
 
 
 def image_array(
-    data: bytes, where: str, channels: int, height: int, width: int
+    data: bytes, where: str, channels: int, height: int | None, width: int | None
 ) -> tuple[np.ndarray, tuple[int, int]]:
-    """Decoded, converted and resized: (C, height, width) float32 in [0, 1], and the original (H, W)."""
+    """Decoded, converted and resized: (C, height, width) float32 in [0, 1] (height, width None: as
+    given), and the original (H, W)."""
     from PIL import Image
 
     image = _eight_bit(_open(data, where))
     image = image.convert("L" if channels == 1 else "RGB")
     size = (image.size[1], image.size[0])
+    height, width = height or size[0], width or size[1]
     if image.size != (width, height):
         image = image.resize((width, height), Image.Resampling.BILINEAR)
     array = np.asarray(image, dtype=np.float32) / 255.0
@@ -85,7 +87,7 @@ def image_array(
 
 
 def read_image(
-    path: str | Path, channels: int, height: int, width: int
+    path: str | Path, channels: int, height: int | None, width: int | None
 ) -> tuple[np.ndarray, tuple[int, int]]:
     """``image_array`` of a file; a missing or unreadable file is one line naming it."""
     path = Path(path)

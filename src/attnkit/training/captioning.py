@@ -23,9 +23,7 @@ from ..config import ExperimentConfig
 from ..data.captions import read_captions
 from ..data.images import fit_array, read_image
 from ..datasets import digits
-from ..device import model_device
 from ..errors import ConfigError
-from ..evaluation.captioning import attention_correctness, caption_report
 from ..log import log
 from ..models.captioner import doubly_stochastic_penalty
 from ..vocab import BOS, EOS, PAD, UNK
@@ -172,46 +170,21 @@ class CaptioningTask:
         entropy = -(alphas * torch.log(alphas.clamp_min(1e-12))).sum(-1)
         return cfg.reinforce_weight * policy - cfg.entropy_weight * (entropy * mask).sum()
 
-    @torch.no_grad()
-    def decode(self, model: nn.Module, examples: list[Example]) -> tuple[list[str], list[np.ndarray]]:
-        """Greedy captions and, for examples with boxes, each reference word's teacher-forced attention
-        correctness."""
-        from ..decoding.captions import greedy_captions
-
-        model.eval()
-        captions, correct = [], []
-        for s in range(0, len(examples), 128):
-            chunk = examples[s : s + 128]
-            images = np.stack([self.pixels(e) for e in chunk])
-            for hyp in greedy_captions(model, images, self.config.data.max_len):
-                captions.append(" ".join(self.words[i] for i in hyp.tokens))
-            if chunk[0].boxes is not None:
-                correct += self._correctness(model, images, chunk)
-        return captions, correct
-
-    def _correctness(self, model: nn.Module, images: np.ndarray, chunk: list[Example]) -> list[np.ndarray]:
-        batch = make_caption_batch(list(images), [self.encode(e.words) for e in chunk])
-        device = model_device(model)
-        _, alphas, _ = model(batch.images.to(device), batch.inputs.to(device))
-        size = (images.shape[2], images.shape[3])
-        grid = model.encoder.grid(size)  # type: ignore[union-attr, operator]
-        out = []
-        for e, a in zip(chunk, alphas.cpu().numpy()):
-            maps = a[: len(e.words)].reshape(len(e.words), *grid)
-            out.append(attention_correctness(maps, e.boxes or (), size))
-        return out
-
     def validate(self, model: nn.Module) -> dict[str, float]:
-        captions, correct = self.decode(model, self.dev)
-        report = caption_report(captions, [" ".join(e.words) for e in self.dev], correct or None)
+        """Greedy dev captions through the torch backend's evaluation (``CaptionerBase.evaluate``):
+        exact match (the checkpoint score), word accuracy and, for digit strings, attention correctness."""
+        from ..captioner import Captioner
+
+        captioner = Captioner(model, self.words, self.config)
+        report = captioner.evaluate([(e.image, e.words, e.boxes) for e in self.dev])
         model.train()
         metrics = {
-            "dev_exact_match": float(report["exact_match"]),  # type: ignore[arg-type]
-            "dev_token_accuracy": float(report["token_accuracy"]),  # type: ignore[arg-type]
-            "dev_bleu4": float(report["bleu4"]),  # type: ignore[arg-type]
+            "dev_exact_match": float(report["exact_match"]),
+            "dev_token_accuracy": float(report["token_accuracy"]),
+            "dev_bleu4": float(report["bleu4"]),
         }
-        if correct:
-            metrics["dev_attention_correctness"] = float(report["attention_correctness"])  # type: ignore[arg-type]
+        if report.get("attention_correctness") is not None:
+            metrics["dev_attention_correctness"] = float(report["attention_correctness"])
         metrics["score"] = round(metrics["dev_exact_match"] + metrics["dev_token_accuracy"] / 100, 5)
         return metrics
 
