@@ -6,6 +6,18 @@ they drift apart."""
 SCORERS = ("additive", "bahdanau", "bilinear", "concat", "dot", "general", "location", "scaled_dot")
 MODELS = ("captioner", "han", "hard_captioner", "rnn", "transformer")
 ALIGNMENT_METHODS = ("argmax", "intersect", "threshold", "union")
-ALIGNMENT_SCORES = ("attention", "saliency")
+ATTENTION_MAPS = ("attention", "rollout", "flow", "norm", "grad", "value_zeroing")
+ALIGNMENT_SCORES = ATTENTION_MAPS + ("saliency",)
 SYMMETRIZATIONS = ("grow-diag-final", "grow-diag", "intersection", "union", "mean")
-ATTRIBUTION_METHODS = ("attention", "gradient_x_input", "integrated_gradients", "leave_one_out", "random")
+ATTRIBUTION_METHODS = (
+    "attention",
+    "rollout",
+    "flow",
+    "norm",
+    "grad",
+    "value_zeroing",
+    "gradient_x_input",
+    "integrated_gradients",
+    "leave_one_out",
+    "random",
+)

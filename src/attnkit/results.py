@@ -46,6 +46,8 @@ class Translation:
     # each alternative's pieces (with </s>) and attention (T_k, S), as for the best translation
     alternative_tokens: list[list[str]] = field(default_factory=list, repr=False)
     alternative_attention: list[np.ndarray] = field(default_factory=list, repr=False)
+    # what ``attention`` holds: the decoder's weights, or a derived map (``evaluation.translator_maps``)
+    attention_map: str = "attention"
 
     def to_json(self, alternatives: bool = True) -> dict[str, Any]:
         """JSON-ready; ``alternatives``: with the n-best's pieces and attention (when there are any)."""
@@ -55,6 +57,7 @@ class Translation:
             "source_tokens": self.source_tokens,
             "target_tokens": self.target_tokens,
             "attention": _rounded(self.attention),
+            **({"attention_map": self.attention_map} if self.attention_map != "attention" else {}),
             "score": round(self.score, 5),
             **({"alternatives": self.alternatives} if self.alternatives else {}),
             **(

@@ -62,10 +62,12 @@ def test_alignment_faithfulness_scores_both_sources_of_links(translator_ckpt):
     sources, targets = ["ab cd", "ef ab cd"], ["ab cd", "ef ab"]
     sure = [{(0, 0)}, {(0, 0), (1, 1)}]
     possible = [{(0, 0), (1, 1)}, {(0, 0), (1, 1), (2, 1)}]
-    report = alignment_faithfulness(translator, sources, targets, sure, possible, ["argmax"], samples=50)
-    for kind in ("attention", "saliency"):
+    kinds = ("attention", "saliency", "grad")
+    report = alignment_faithfulness(translator, sources, targets, sure, possible, ["argmax"], 50, kinds)
+    for kind in kinds:
         links = [align(m, "argmax") for m in word_matrices(translator, sources, targets, scores=kind)]
         entry = report["scores"][kind]["argmax"]
         assert entry["aer"] == pytest.approx(aer(links, sure, possible).aer, abs=1e-4)
         assert entry["aer_ci95"][0] <= entry["aer"] + 1e-9 <= entry["aer_ci95"][1] + 2e-9
-    assert 0.0 <= report["argmax_agreement"]["mean"] <= 1.0 and report["n_sentences"] == 2
+    assert set(report["argmax_agreement"]) == {"saliency", "grad"} and report["n_sentences"] == 2
+    assert all(0.0 <= a["mean"] <= 1.0 for a in report["argmax_agreement"].values())

@@ -83,3 +83,26 @@ def test_faithfulness_and_evaluation_run_on_a_hugging_face_classifier(bert_dir, 
     assert loo > report["word"]["random"]["comprehensiveness"]["aopc"]["mean"]  # a real ranking beats chance
     assert main(["evaluate-classifier", "--model", str(bert_dir), "--data", str(data), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["accuracy"] == 1.0
+
+
+def test_rollout_flow_and_grad_of_a_hugging_face_classifier(classifier):
+    from attnkit.errors import UsageError
+    from attnkit.evaluation import attention_maps as am
+    from attnkit.hf.faithfulness import HFProbability
+
+    prob = HFProbability(classifier)
+    words = torch.from_numpy(np.stack(prob.documents(["i love this dress so much"])))  # (1, 1, W)
+    target = torch.tensor([1])
+    rollout, _ = prob.map_scores(words, target, "rollout")
+    ids, mask = prob._ids(words)
+    with torch.no_grad():
+        layers = classifier.model(input_ids=ids, attention_mask=mask, output_attentions=True).attentions
+    product = am.rollout([am.residual_mix(a[0].numpy()) for a in layers])[0]  # [CLS]'s row
+    start = len(prob.prefix)
+    assert np.allclose(rollout[0, 0], product[start : start + words.shape[2]], atol=1e-6)
+    flow, _ = prob.map_scores(words, target, "flow")
+    assert (flow >= 0).all() and (flow <= 1 + 1e-6).all() and flow.shape == words.shape
+    grad, _ = prob.map_scores(words, target, "grad")
+    assert (grad >= 0).all() and grad.shape == words.shape
+    with pytest.raises(UsageError, match="norm does not apply to a Hugging Face classifier"):
+        prob.map_scores(words, target, "norm")

@@ -110,6 +110,9 @@ BAD = [
     ("/api/translate", {"sentences": ["ok", "a " * 101]}, 422, "item 1 has 101 words; at most 100"),
     ("/api/translate", {"sentences": ["x" * 1001]}, 422, "item 0 has 1001 characters"),
     ("/api/translate", {"sentences": ["w " * 100] * 5, "beam": 10}, 422, "request too costly"),
+    ("/api/translate", {"sentences": ["a"], "attention_map": "best"}, 400, "field 'attention_map'"),
+    ("/api/translate", {"sentences": ["a"], "attention_map": "rollout"}, 400, "valid: attention, norm, grad"),
+    ("/api/translate", {"sentences": ["a"], "attention_map": ["grad"]}, 400, "field 'attention_map'"),
     ("/api/classify", {"documents": ["ok"], "model": "enfr-rnn"}, 422, "unknown classifier"),
     ("/api/classify", {"documents": ["  "]}, 400, "is empty"),
     ("/api/classify", {"documents": ["\udfff"]}, 400, "not valid Unicode"),
@@ -299,3 +302,20 @@ def test_caption_answers_what_the_python_api_gives(client, captioner_ckpt, tmp_p
     assert result == json.loads(json.dumps(expected))
     info = client.get("/api/models").json()["captioners"]
     assert info[0]["grid"] == [6, 24] and info[0]["default"]
+
+
+def test_attention_maps_are_read_on_the_torch_twin_of_an_onnx_translator(client, models):
+    """enfr-rnn is served from its ONNX export; grad is computed on its torch checkpoint, from the ids
+    the export decoded, and equals the library's map of the same pair."""
+    from attnkit.evaluation.translator_maps import translator_maps
+
+    info = {t["name"]: t for t in client.get("/api/models").json()["translators"]}
+    assert info["enfr-rnn"]["attention_maps"] == ["attention", "norm", "grad", "value_zeroing"]
+    assert len(next(t for n, t in info.items() if n != "enfr-rnn")["attention_maps"]) == 6
+    body = {"sentences": [CAT], "beam": 5, "attention_map": "grad", "model": "enfr-rnn"}
+    row = client.post("/api/translate", json=body).json()["results"][0]
+    assert row["attention_map"] == "grad"
+    torch_model = load_translator("enfr-rnn", backend="torch")
+    expected = translator_maps(torch_model, [CAT], [row["translation"]], "grad")[0]
+    assert row["target_tokens"] == expected[1]
+    np.testing.assert_allclose(np.array(row["attention"]), expected[2], atol=1e-4)

@@ -413,3 +413,53 @@ def test_static_caption_page_works_offline(browser, captioner_ckpt, tmp_path):
     assert abs(sum(_cell_weights(card)) - 1.0) < 1e-3  # the first word's map is shown
     context.close()
     assert errors == []
+
+
+def test_the_map_selector_shows_a_derived_map_equal_to_the_api(server, page, models):
+    _open(page, server, "translate")
+    options = page.eval_on_selector_all("#translate-map option", "ns => ns.map(n => n.value)")
+    assert options == ["attention", "norm", "grad", "value_zeroing"]  # enfr-rnn, the default: no rollout
+    page.fill("#translate-input", CAT)
+    page.select_option("#translate-map", "grad")
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    assert "map: grad" in card.query_selector(".map-kind").inner_text()
+    body = {"sentences": [CAT], "beam": 5, "n_best": 3, "attention_map": "grad"}
+    expected = np.array(_api(server, "/api/translate", body)["results"][0]["attention"])
+    card.query_selector_all(".tok.target")[1].hover()
+    np.testing.assert_allclose(_highlights(card, "source"), expected[1], atol=1e-5)
+    transformer = next(name for name in models.translators if name != "enfr-rnn")
+    page.select_option("#translate-model", transformer)
+    options = page.eval_on_selector_all("#translate-map option", "ns => ns.map(n => n.value)")
+    assert options == ["attention", "rollout", "flow", "norm", "grad", "value_zeroing"]
+
+
+def test_the_heads_page_draws_a_head_report_offline(browser, transformer_ckpt, tmp_path, shots):
+    src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
+    src.write_text("the cat sat .\na dog .\n")
+    ref.write_text("le chat .\nun chien .\n")
+    page_file, report_file = tmp_path / "heads.html", tmp_path / "heads.json"
+    argv = ["heads", str(transformer_ckpt), "--src", str(src), "--ref", str(ref), "--steps", "3"]
+    assert main([*argv, "--html", str(page_file), "--out", str(report_file)]) == 0
+    report = json.loads(report_file.read_text())
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    context.set_offline(True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(page_file.as_uri())
+    card = page.wait_for_selector(".heads-card")
+    cells = card.query_selector_all("rect.head-cell")
+    assert len(cells) == len(report["heads"]) == 12
+    drawn = {(c.get_attribute("data-layer"), c.get_attribute("data-head")) for c in cells[:4]}
+    assert len(drawn) == 4
+    first = next(r for r in report["heads"] if r["part"] == "encoder")
+    where = f'[data-layer="{first["layer"]}"][data-head="{first["head"]}"]'
+    cell = card.query_selector(f"svg[data-part=encoder] rect{where}")
+    assert float(cell.get_attribute("data-delta")) == first["delta_bleu"]
+    points = [float(p.get_attribute("data-bleu")) for p in card.query_selector_all("circle.pruning-point")]
+    assert points == [p["bleu"] for p in report["pruning"]]
+    assert len(card.query_selector_all("table.sinks tr")) == 1 + 6  # header + 3 parts x 2 layers
+    page.screenshot(path=str(shots / "heads.png"), full_page=True)
+    context.close()
+    assert errors == []

@@ -70,6 +70,8 @@ class MultiHeadAttention(nn.Module):
         self.key_proj = nn.Linear(self.kdim, d_model, bias=bias)
         self.value_proj = nn.Linear(self.vdim, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        # (H,) multipliers of the heads' outputs, None = all heads (``evaluation.heads`` masks with it)
+        self.head_gate: Tensor | None = None
 
     def _split(self, x: Tensor) -> Tensor:
         batch, length, _ = x.shape
@@ -118,8 +120,17 @@ class MultiHeadAttention(nn.Module):
             drop = self.dropout if self.training else 0.0
             context = F.scaled_dot_product_attention(q, kv.key, kv.value, attn_mask=mask, dropout_p=drop)
             weights = None
+        if self.head_gate is not None:
+            context = context * self.head_gate.view(1, -1, 1, 1)
         merged = context.transpose(1, 2).reshape(batch, length, self.d_model)  # (B, T, D)
         return self.out_proj(merged), weights
+
+    def value_outputs(self, value: Tensor) -> Tensor:
+        """Each head's projected values through its slice of the output projection, without the bias:
+        (B, H, S, Dh) -> f (B, H, S, D), so that ``output = sum_h weights_h @ f_h + out_proj.bias``
+        (the vectors Kobayashi et al. 2020 weigh attention by; ``evaluation.attention_maps``)."""
+        per_head = self.out_proj.weight.view(self.d_model, self.num_heads, self.head_dim)  # (D, H, Dh)
+        return torch.einsum("bhsk,dhk->bhsd", value, per_head)
 
     @staticmethod
     def _full_mask(

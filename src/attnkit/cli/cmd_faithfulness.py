@@ -3,7 +3,7 @@
 A classifier (``--data`` labelled reviews): erase the words or sentences that attention, gradient x
 input, integrated gradients, leave-one-out and random rankings call important; report comprehensiveness,
 sufficiency and AOPC with 95% bootstrap intervals. A translator (``--src --tgt --gold``): word alignments
-from attention and from gradient saliency, both scored by AER.
+from attention, from maps derived from it (``--scores``) and from gradient saliency, scored by AER.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..log import log
 
 
 def add_parser(sub: Any, name: str) -> None:
-    from ..names import ALIGNMENT_METHODS, ATTRIBUTION_METHODS
+    from ..names import ALIGNMENT_METHODS, ALIGNMENT_SCORES, ATTRIBUTION_METHODS
 
     p = sub.add_parser(
         name, help="is attention faithful? erasure curves (HAN) or attention vs saliency AER (translator)"
@@ -30,6 +30,13 @@ def add_parser(sub: Any, name: str) -> None:
         default=None,
         help="comma-separated; classifier: " + ", ".join(ATTRIBUTION_METHODS) + " (default all); "
         "translator: " + ", ".join(ALIGNMENT_METHODS) + " (default argmax,intersect)",
+    )
+    p.add_argument(
+        "--scores",
+        default="attention,saliency",
+        help="translator: comma-separated maps links are read from: "
+        + ", ".join(ALIGNMENT_SCORES)
+        + " (default attention,saliency)",
     )
     p.add_argument(
         "--fractions", default="0,0.05,0.1,0.2,0.5", help="k values in 0..1, the share of units erased"
@@ -104,7 +111,7 @@ def _classifier(args: argparse.Namespace) -> dict[str, Any]:
     from ..evaluation.faithfulness import han_faithfulness
     from ..names import ATTRIBUTION_METHODS
 
-    methods = _methods(args.methods, ATTRIBUTION_METHODS, ATTRIBUTION_METHODS)
+    chosen = _methods(args.methods, ATTRIBUTION_METHODS, ATTRIBUTION_METHODS)
     fractions = _fractions(args.fractions)
     classifier = load_classifier(args.model, device=args.device, backend="torch")
     docs, _ = read_documents(args.data, labels=classifier.labels)
@@ -118,6 +125,8 @@ def _classifier(args: argparse.Namespace) -> dict[str, Any]:
     else:
         ids = document_ids(docs, classifier.vocab)
         prob = ProbabilityModel(classifier.model.cpu(), classifier.prior_bias)
+    # by default every method that applies to the model; one that was asked for and does not is an error
+    methods = chosen if args.methods else [m for m in chosen if m in prob.methods]
     report = han_faithfulness(
         prob, list(ids), methods, fractions, args.seeds, args.steps, samples=args.samples
     )
@@ -132,9 +141,10 @@ def _translator(args: argparse.Namespace) -> dict[str, Any]:
     from ..data.parallel import read_lines
     from ..evaluation.alignment import read_naacl
     from ..evaluation.faithfulness import alignment_faithfulness
-    from ..names import ALIGNMENT_METHODS
+    from ..names import ALIGNMENT_METHODS, ALIGNMENT_SCORES
 
     methods = _methods(args.methods, ALIGNMENT_METHODS, ("argmax", "intersect"))
+    kinds = _methods(args.scores, ALIGNMENT_SCORES, ("attention", "saliency"))
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
         raise UsageError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
@@ -143,7 +153,7 @@ def _translator(args: argparse.Namespace) -> dict[str, Any]:
     n = args.limit or len(sources)
     translator = load_translator(args.model, device=args.device, backend="torch")
     report = alignment_faithfulness(
-        translator, sources[:n], targets[:n], sure[:n], possible[:n], methods, args.samples
+        translator, sources[:n], targets[:n], sure[:n], possible[:n], methods, args.samples, kinds
     )
     report.update({"model": translator.path, "src": args.src, "tgt": args.tgt, "gold": args.gold})
     return report
@@ -157,8 +167,8 @@ def _summary(report: dict[str, Any]) -> str:
             for method, s in by_method.items():
                 lo, hi = s["aer_ci95"]
                 lines.append(f"  {kind:<10} {method:<10} AER {s['aer']:.4f} ({lo:.4f}-{hi:.4f})")
-        agree = report["argmax_agreement"]
-        lines.append(f"  attention argmax = saliency argmax for {agree['mean']:.1%} of target words")
+        for kind, agree in report["argmax_agreement"].items():
+            lines.append(f"  attention argmax = {kind} argmax for {agree['mean']:.1%} of target words")
         return "\n".join(lines)
     lines.append(f"{report['n_documents']} documents; AOPC (95% CI): comprehensiveness up, sufficiency down")
     for units in ("word", "sentence"):

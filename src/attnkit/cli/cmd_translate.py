@@ -12,6 +12,8 @@ from .options import add_backend
 
 
 def add_parser(sub: Any, name: str) -> None:
+    from ..names import ATTENTION_MAPS
+
     p = sub.add_parser(name, help="translate English sentences to French (default: the shipped model)")
     p.add_argument("text", nargs="*", help="sentences to translate; read from stdin, one per line, when none")
     p.add_argument("--model", default=None, help="checkpoint path or shipped model name (see `attnkit list`)")
@@ -35,6 +37,14 @@ def add_parser(sub: Any, name: str) -> None:
         help="write the explorer's translate view of the results as one offline page",
     )
     p.add_argument("--words", action="store_true", help="plot word-level attention (subwords merged)")
+    p.add_argument(
+        "--attention-map",
+        choices=ATTENTION_MAPS,
+        default="attention",
+        help="what --json, --plot and --html show: the decoder's attention (default) or a map derived from "
+        "it (rollout, flow: Transformers; norm, grad, value_zeroing: any attnkit translator; torch "
+        "backend). grad aligns best on the Hansards (docs/experiments/attention-maps.md)",
+    )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
     p.set_defaults(run=run)
@@ -56,8 +66,20 @@ def run(args: argparse.Namespace) -> int:
     lines = list(args.text) if args.text else stdin_lines()
     if not lines:
         raise UsageError("no input: give sentences as arguments or on stdin")
-    translator = load_translator(args.model, int8=args.int8, device=args.device, backend=args.backend)
+    derived = args.attention_map != "attention"
+    if derived and (args.backend == "onnx" or args.int8):
+        raise UsageError(f"--attention-map {args.attention_map} reads the torch model: use --backend torch")
+    backend = "torch" if derived else args.backend
+    translator = load_translator(args.model, int8=args.int8, device=args.device, backend=backend)
+    if derived:
+        from ..evaluation.map_kinds import check_method, model_kind
+
+        check_method(args.attention_map, model_kind(translator))
     results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
+    if derived:
+        from ..evaluation.translator_maps import with_attention_map
+
+        results = with_attention_map(translator, results, args.attention_map)
     for r in results:
         print(json.dumps(r.to_json(), ensure_ascii=False) if args.json else r.translation)
     if args.plot:

@@ -128,19 +128,24 @@ def word_matrices(
     scores: str = "attention",
 ) -> list[np.ndarray]:
     """Word-level (T_words, S_words) matrices per pair from a translator under forced decoding:
-    its attention (any backend) or the gradient saliency of each target piece (``scores``
-    'saliency', torch). Row t is the step that predicts target piece t; with ``shift`` 1, target
-    piece t uses row t + 1, the step that reads it as input. Words are whitespace-separated."""
+    its attention (any backend), a map derived from it (``scores`` rollout, flow, norm, grad,
+    value_zeroing: ``translator_maps``, torch) or the gradient saliency of each target piece
+    (``scores`` 'saliency', torch). Row t is the step that predicts target piece t; with ``shift`` 1,
+    target piece t uses row t + 1, the step that reads it as input. Words are whitespace-separated."""
     if scores not in SCORES:
         raise UsageError(f"unknown alignment scores {scores!r}; valid: {', '.join(SCORES)}")
     if scores == "saliency":
-        if layer is not None or heads or shift:
-            raise UsageError("--layer, --heads and --shift apply to attention scores only")
+        if layer is not None or heads:
+            raise UsageError("--layer and --heads do not apply to saliency scores")
         from .saliency import saliency_maps
 
         maps = saliency_maps(translator, sources, targets)
-    else:
+    elif scores == "attention":
         maps = translator.forced_attention(sources, targets, layer, heads)
+    else:
+        from .translator_maps import translator_maps
+
+        maps = translator_maps(translator, sources, targets, scores, layer, heads)
     out = []
     for (src_p, tgt_p, att), src, tgt in zip(maps, sources, targets):
         att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)

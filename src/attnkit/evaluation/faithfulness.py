@@ -212,14 +212,19 @@ def alignment_faithfulness(
     possible: Sequence[Links],
     methods: Sequence[str] = ("argmax", "intersect"),
     samples: int = 1000,
+    kinds: Sequence[str] = ("attention", "saliency"),
 ) -> dict[str, Any]:
-    """Word alignments read from a torch translator's attention and from the gradient saliency of each
-    target token w.r.t. the source embeddings (``saliency``), both scored against gold links.
+    """Word alignments read from a torch translator's attention, from maps derived from it (``kinds``:
+    rollout, flow, norm, grad, value_zeroing) and from the gradient saliency of each target token
+    w.r.t. the source embeddings (``saliency``), each scored against gold links.
 
-    Returns {"n_sentences", "scores": {"attention"|"saliency": {method: {aer, precision, recall,
-    aer_ci95}}}, "argmax_agreement": {mean, ci95}}: the share of a sentence's target words whose most
-    attended source word is also the most salient one."""
-    matrices = {kind: word_matrices(translator, sources, targets, scores=kind) for kind in SCORES}
+    Returns {"n_sentences", "scores": {kind: {method: {aer, precision, recall, aer_ci95}}},
+    "argmax_agreement": {kind: {mean, ci95}}}: per kind other than attention, the share of a sentence's
+    target words whose most attended source word is also that kind's top source word."""
+    unknown = [k for k in kinds if k not in SCORES]
+    if unknown or not kinds:
+        raise UsageError(f"unknown scores {unknown[0] if unknown else kinds!r}; valid: {', '.join(SCORES)}")
+    matrices = {kind: word_matrices(translator, sources, targets, scores=kind) for kind in kinds}
     report: dict[str, Any] = {"n_sentences": len(sources), "methods": list(methods), "scores": {}}
     for kind, mats in matrices.items():
         report["scores"][kind] = {}
@@ -228,9 +233,18 @@ def alignment_faithfulness(
             entry = _corpus_aer(links, sure, possible)
             entry["aer_ci95"] = [round(x, 4) for x in aer_interval(links, sure, possible, samples)]
             report["scores"][kind][method] = entry
-    agree = [
-        float((a.argmax(1) == s.argmax(1)).mean()) if a.size else 1.0
-        for a, s in zip(matrices["attention"], matrices["saliency"])
-    ]
-    report["argmax_agreement"] = _summary(np.array(agree), samples)
+    attention = matrices.get("attention") or word_matrices(translator, sources, targets)
+    report["argmax_agreement"] = {
+        kind: _summary(
+            np.array(
+                [
+                    float((a.argmax(1) == m.argmax(1)).mean()) if a.size else 1.0
+                    for a, m in zip(attention, mats)
+                ]
+            ),
+            samples,
+        )
+        for kind, mats in matrices.items()
+        if kind != "attention"
+    }
     return report

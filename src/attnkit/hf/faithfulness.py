@@ -85,3 +85,50 @@ class HFProbability:
         pieces = first[:, start : start + words.shape[2]] * word_mask[:, 0].numpy()
         pieces = pieces / np.clip(pieces.sum(1, keepdims=True), 1e-12, None)
         return pieces[:, None].astype(np.float32), np.ones((words.shape[0], 1), dtype=np.float32)
+
+    methods: tuple[str, ...] = ("attention", "rollout", "flow", "grad", "gradient_x_input")
+    methods += ("integrated_gradients", "leave_one_out", "random")
+
+    def map_scores(self, words: Tensor, target: Tensor, method: str) -> tuple[np.ndarray, np.ndarray]:
+        """rollout, flow or grad (Chefer et al. 2021, encoder rule) of the first token's row over the
+        pieces: (B, 1, W) -> piece scores (B, 1, W), the text's score (B, 1) of ones."""
+        from ..errors import UsageError
+        from ..evaluation import attention_maps as am
+
+        if method not in ("rollout", "flow", "grad"):
+            raise UsageError(
+                f"{method} does not apply to a Hugging Face classifier: it needs each head's value "
+                "vectors, which transformers does not return; valid attention maps for it: attention, "
+                "rollout, flow, grad"
+            )
+        ids, mask = self._ids(words)
+        start, width = len(self.prefix), words.shape[2]
+        with torch.set_grad_enabled(method == "grad"):
+            out = self.model(input_ids=ids, attention_mask=mask, output_attentions=True)
+            maps = list(out.attentions)  # per layer (B, H, N, N)
+            grads = None
+            if method == "grad":
+                chosen = torch.softmax(out.logits.float(), -1).gather(1, target[:, None].to(ids.device)).sum()
+                grads = torch.autograd.grad(chosen, maps)
+        scores = np.zeros(words.shape, dtype=np.float32)
+        for b in range(words.shape[0]):
+            real = mask[b].bool().cpu().numpy()
+            layers = [m[b].detach().float().cpu().numpy()[:, real][:, :, real] for m in maps]
+            if method == "grad":
+                assert grads is not None
+                bars = [
+                    am.gradient_weighted(w, g[b].float().cpu().numpy()[:, real][:, :, real])
+                    for w, g in zip(layers, grads)
+                ]
+                relevance = np.eye(bars[0].shape[0])
+                for bar in bars:
+                    relevance = relevance + bar @ relevance
+                row = relevance[0]
+            else:
+                levels = [am.residual_mix(w) for w in layers]
+                row = am.rollout(levels)[0] if method == "rollout" else am.layered_flow(levels, [0])[0]
+            positions = np.nonzero(real)[0]  # row index -> position in the framed input
+            for k, pos in enumerate(positions):
+                if start <= pos < start + width:
+                    scores[b, 0, pos - start] = row[k]
+        return scores * (words.numpy() > 0), np.ones((words.shape[0], 1), dtype=np.float32)

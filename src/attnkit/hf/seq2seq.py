@@ -204,9 +204,13 @@ class HFTranslator(TranslatorBase):
     def default_layer(self) -> int:
         return self.stepper.default_layer
 
-    @torch.no_grad()
     def _teacher_forced(self, src_ids: list[list[int]], tgt_ids: list[list[int]]) -> Any:
-        """The model's output, every attention included, with the targets forced (start token first)."""
+        with torch.no_grad():
+            return self.teacher_forced(src_ids, tgt_ids)
+
+    def teacher_forced(self, src_ids: list[list[int]], tgt_ids: list[list[int]]) -> Any:
+        """The model's output, every attention included, with the targets forced (start token first);
+        gradients flow when enabled (``evaluation.translator_maps``'s grad)."""
         from ..data.arrays import pad_ids, source_arrays
 
         src, src_mask = source_arrays(src_ids, self.eos_id, self.pad_id)

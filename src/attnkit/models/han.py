@@ -31,6 +31,19 @@ class HANOutput:
     logits: Tensor
     word_weights: Tensor
     sentence_weights: Tensor
+    parts: HANParts | None = None
+
+
+@dataclass
+class HANParts:
+    """What attention-map methods read (``evaluation.attribution``). Shapes: word_states h_ij
+    (B, N, W, 2Hw) (values of the word attention; a copy, outside the autograd graph), sentences c_i
+    (B, N, 2Hw) (its outputs, in the graph), sentence_states s_i (B, N, 2Hs), document d (B, 2Hs)."""
+
+    word_states: Tensor
+    sentences: Tensor
+    sentence_states: Tensor
+    document: Tensor
 
 
 class HAN(nn.Module):
@@ -62,10 +75,11 @@ class HAN(nn.Module):
         check_rank("words", words, "(B, N, W)")
         return self.forward_embedded(self.embedding(words), word_mask)
 
-    def forward_embedded(self, embedded: Tensor, word_mask: Tensor) -> HANOutput:
+    def forward_embedded(self, embedded: Tensor, word_mask: Tensor, parts: bool = False) -> HANOutput:
         """``forward`` from word embeddings, for attribution methods (``evaluation.faithfulness``):
         gradients and integrated-gradient paths start here. The embedding of a padding word is
-        ignored. Shapes: embedded (B, N, W, E), word_mask (B, N, W) bool -> HANOutput."""
+        ignored. ``parts``: also return ``HANParts``.
+        Shapes: embedded (B, N, W, E), word_mask (B, N, W) bool -> HANOutput."""
         check_rank("embedded", embedded, "(B, N, W, E)")
         if word_mask.shape != embedded.shape[:3]:
             raise ValueError(
@@ -91,18 +105,29 @@ class HAN(nn.Module):
             assert pooled.weights is not None
             context, weights = pooled.context, pooled.weights
         else:  # no real word anywhere in the batch (every document erased)
+            encoded = tokens.new_zeros(0, hidden)
             context, weights = tokens.new_zeros(0, hidden), tokens.new_zeros(0, n_words)
         sentences = tokens.new_zeros(batch * n_sent, hidden).index_copy(0, real, context)
         word_weights = weights.new_zeros(batch * n_sent, n_words).index_copy(0, real, weights)
-        # 3-4. sentence encoder and attention over each document's real sentences.
-        states = self.sentence_encoder(
-            self.dropout(sentences.view(batch, n_sent, -1)), sentence_mask.sum(1).clamp_min(1)
-        )
+        out = self.read_sentences(sentences.view(batch, n_sent, -1), sentence_mask)
+        out.word_weights = word_weights.view(batch, n_sent, n_words)
+        if parts and out.parts is not None:
+            states = encoded.new_zeros(word_mask.shape + (hidden,))  # (B, N, W, 2Hw)
+            out.parts.word_states = states.masked_scatter(word_mask.unsqueeze(-1), encoded.detach())
+        else:
+            out.parts = None
+        return out
+
+    def read_sentences(self, sentences: Tensor, sentence_mask: Tensor) -> HANOutput:
+        """Steps 3-5 from the sentence vectors (B, N, 2Hw) and sentence_mask (B, N) bool: the
+        HANOutput with empty word weights and its ``parts`` (word_states left empty)."""
+        states = self.sentence_encoder(self.dropout(sentences), sentence_mask.sum(1).clamp_min(1))
         document = self.sentence_attention(states, sentence_mask)
         assert document.weights is not None
-        # 5. classify.
         logits = self.classifier(self.dropout(document.context))  # (B, C)
-        return HANOutput(logits, word_weights.view(batch, n_sent, n_words), document.weights)
+        empty = sentences.new_zeros(0)
+        parts = HANParts(empty, sentences, states, document.context)
+        return HANOutput(logits, empty, document.weights, parts)
 
 
 class HANEnsemble(nn.Module):

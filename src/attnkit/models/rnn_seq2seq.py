@@ -59,6 +59,19 @@ class RNNState:
         return self._map(lambda t: t.repeat_interleave(beam, 0), lambda t: t.repeat_interleave(beam, 1))
 
 
+@dataclass
+class RNNTrace:
+    """Shapes: logits (B, T, V_out); weights: the attention (B, t, S) as computed, in the autograd
+    graph (one (B, T, S) piece, or T pieces (B, 1, S) with input feeding); queries h_t (B, T, H);
+    vectors h~_t (B, T, E); memory, the attention's values (B, S, 2H)."""
+
+    logits: Tensor
+    weights: list[Tensor]
+    queries: Tensor
+    vectors: Tensor
+    memory: Tensor
+
+
 class RNNEncoder(nn.Module):
     """Shapes: embedded (B, S, E), src_mask (B, S) -> outputs (B, S, 2H), final (2L, B, H)."""
 
@@ -161,6 +174,11 @@ class RNNSeq2Seq(nn.Module):
 
     def _decode(self, embedded: Tensor, state: RNNState) -> tuple[Tensor, Tensor, RNNState]:
         """Run steps 1-4 over T positions. embedded (B, T, E) -> vectors (B, T, E), weights (B, T, S)."""
+        vectors, weights, new_state, _ = self._decode_parts(embedded, state)
+        return vectors, weights, new_state
+
+    def _decode_parts(self, embedded: Tensor, state: RNNState) -> tuple[Tensor, Tensor, RNNState, Tensor]:
+        """``_decode`` and the decoder RNN's outputs h_t (B, T, H), the queries of the attention."""
         rnn_state = state.hidden if state.cell is None else (state.hidden, state.cell)
         if state.feed is None:
             rnn_in = self.dropout(embedded)
@@ -171,11 +189,15 @@ class RNNSeq2Seq(nn.Module):
         att = self.attention(
             outputs, state.keys, state.memory, mask=state.src_mask, keys_proj=state.keys_proj
         )
-        vectors = torch.tanh(self.combine(torch.cat([outputs, att.context], -1)))  # (B, T, E)
+        vectors = self.attentional(outputs, att.context)
         assert att.weights is not None
         feed = vectors[:, -1] if state.feed is not None else None
         new_state = RNNState(hidden, cell, feed, state.memory, state.keys_proj, state.src_mask, state.keys)
-        return vectors, att.weights, new_state
+        return vectors, att.weights, new_state, outputs
+
+    def attentional(self, outputs: Tensor, context: Tensor) -> Tensor:
+        """Step 4's h~ = tanh(W_c [h; c]): outputs (..., H), context (..., 2H) -> (..., E)."""
+        return torch.tanh(self.combine(torch.cat([outputs, context], -1)))
 
     def step(self, prev_tokens: Tensor, state: RNNState) -> tuple[Tensor, RNNState, Tensor]:
         """prev_tokens (B, 1) -> log_probs (B, V_out) over ``output.target_ids``, new state,
@@ -188,15 +210,23 @@ class RNNSeq2Seq(nn.Module):
 
     def forward_embedded(self, src_embedded: Tensor, src_mask: Tensor, tgt_in: Tensor) -> Seq2SeqOutput:
         """``forward`` from source embeddings (B, S, E): logits (B, T, V_out), attention (B, T, S)."""
+        trace = self.trace(src_embedded, src_mask, tgt_in)
+        return Seq2SeqOutput(trace.logits, torch.cat(trace.weights, 1))
+
+    def trace(self, src_embedded: Tensor, src_mask: Tensor, tgt_in: Tensor) -> RNNTrace:
+        """The forward pass with what attention-map methods read (``RNNTrace``)."""
         state = self.encode_embedded(src_embedded, src_mask)
         embedded = self.embedding(tgt_in)  # (B, T, E)
         if not self.input_feeding:
-            vectors, weights, _ = self._decode(embedded, state)
+            vectors, weights, _, outputs = self._decode_parts(embedded, state)
+            maps, steps, queries = [weights], [vectors], [outputs]
         else:  # input feeding makes step t depend on step t-1's output: loop over T
-            steps, maps = [], []
+            maps, steps, queries = [], [], []
             for t in range(embedded.shape[1]):
-                vec, w, state = self._decode(embedded[:, t : t + 1], state)
+                vec, w, state, out = self._decode_parts(embedded[:, t : t + 1], state)
                 steps.append(vec)
                 maps.append(w)
-            vectors, weights = torch.cat(steps, 1), torch.cat(maps, 1)
-        return Seq2SeqOutput(self.output(self.dropout(vectors)), weights)
+                queries.append(out)
+        vectors = torch.cat(steps, 1)
+        logits = self.output(self.dropout(vectors))
+        return RNNTrace(logits, maps, torch.cat(queries, 1), vectors, state.memory)

@@ -38,9 +38,14 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        return self.run(x, mask, need_weights=False)[0]
+
+    def run(self, x: Tensor, mask: Tensor, need_weights: bool) -> tuple[Tensor, Tensor | None]:
+        """``forward``, and the self-attention weights (B, H, S, S) with ``need_weights``."""
         h = self.self_norm(x)
-        x = x + self.dropout(self.self_attn(h, h, h, mask=mask, need_weights=False)[0])
-        return x + self.dropout(self.ff(self.ff_norm(x)))
+        attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=need_weights)
+        x = x + self.dropout(attended)
+        return x + self.dropout(self.ff(self.ff_norm(x))), weights
 
 
 class DecoderLayer(nn.Module):
@@ -61,16 +66,45 @@ class DecoderLayer(nn.Module):
 
         Returns the output, the self-attention keys/values including x's, and cross weights (B, H, T, S).
         """
+        out = self.run(x, self_kv, cross_kv, src_mask, need_weights, need_self=False)
+        return out.output, out.kv, out.cross
+
+    def run(
+        self,
+        x: Tensor,
+        self_kv: KeyValue | None,
+        cross_kv: KeyValue,
+        src_mask: Tensor,
+        need_weights: bool,
+        need_self: bool,
+    ) -> DecoderPass:
+        """``forward`` with what attention-map methods read: self weights with ``need_self``."""
         h = self.self_norm(x)
         new_kv = self.self_attn.project_kv(h, h)
         full_kv = new_kv if self_kv is None else self_kv.append(new_kv)
         causal = self_kv is None and x.shape[1] > 1  # with a cache, one new position sees all keys
-        x = x + self.dropout(self.self_attn(h, kv=full_kv, need_weights=False, is_causal=causal)[0])
+        attended, self_weights = self.self_attn(h, kv=full_kv, need_weights=need_self, is_causal=causal)
+        x = x + self.dropout(attended)
         attended, weights = self.cross_attn(
             self.cross_norm(x), kv=cross_kv, mask=src_mask, need_weights=need_weights
         )
-        x = x + self.dropout(attended)
-        return x + self.dropout(self.ff(self.ff_norm(x))), full_kv, weights
+        return DecoderPass(self.finish(x + self.dropout(attended)), full_kv, weights, self_weights, x)
+
+    def finish(self, x: Tensor) -> Tensor:
+        """The feed-forward sublayer with its residual: (..., D) -> (..., D)."""
+        return x + self.dropout(self.ff(self.ff_norm(x)))
+
+
+@dataclass
+class DecoderPass:
+    """One decoder layer's output (B, T, D), self-attention keys/values, cross weights (B, H, T, S),
+    self weights (B, H, T, T) and the residual stream entering the cross-attention sublayer (B, T, D)."""
+
+    output: Tensor
+    kv: KeyValue
+    cross: Tensor | None
+    self_weights: Tensor | None
+    before_cross: Tensor
 
 
 @dataclass
@@ -97,6 +131,26 @@ class TransformerState:
 
     def expand(self, beam: int) -> TransformerState:
         return self._map(lambda t: t.repeat_interleave(beam, 0))
+
+
+@dataclass
+class TransformerTrace:
+    """Shapes: logits (B, T, V_out); encoder: per layer self weights (B, H, S, S); memory, the encoder's
+    output (B, S, D); passes: per decoder layer its ``DecoderPass`` (cross weights (B, H, T, S), self
+    weights (B, H, T, T), ...)."""
+
+    logits: Tensor
+    encoder: list[Tensor]
+    memory: Tensor
+    passes: list[DecoderPass]
+
+    @property
+    def decoder(self) -> list[Tensor]:
+        return [cast(Tensor, p.self_weights) for p in self.passes]
+
+    @property
+    def cross(self) -> list[Tensor]:
+        return [cast(Tensor, p.cross) for p in self.passes]
 
 
 class TransformerSeq2Seq(nn.Module):
@@ -183,23 +237,27 @@ class TransformerSeq2Seq(nn.Module):
     def self_attention_maps(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor
     ) -> tuple[list[Tensor], list[Tensor]]:
-        """Every encoder layer's (B, H, S, S) and decoder layer's (B, H, T, T) self-attention weights, as
-        the forward pass computes them (each layer's attention is computed once more, with weights)."""
+        """Every encoder layer's (B, H, S, S) and decoder layer's (B, H, T, T) self-attention weights."""
+        trace = self.trace(self.source_embedding(src), src_mask, tgt_in)
+        return trace.encoder, trace.decoder
+
+    def trace(self, src_embedded: Tensor, src_mask: Tensor, tgt_in: Tensor) -> TransformerTrace:
+        """The forward pass from ``source_embedding`` rows (B, S, D) with every attention map kept in
+        the autograd graph (gradient-weighted maps differentiate through them)."""
         mask = src_mask.unsqueeze(1)  # (B, 1, S)
-        x = self.positions(self.source_embedding(src) * math.sqrt(self.d_model), 0)
+        x = self.dropout(self.positions(src_embedded * math.sqrt(self.d_model), 0))
         encoder = []
         for layer in self.encoder:
-            h = cast(EncoderLayer, layer).self_norm(x)
-            encoder.append(cast(Tensor, cast(EncoderLayer, layer).self_attn(h, h, h, mask=mask)[1]))
-            x = layer(x, mask)
-        state = self.encode(src, src_mask)
-        y, decoder = self._embed(tgt_in, 0), []
-        for i, layer in enumerate(self.decoder):
-            h = cast(DecoderLayer, layer).self_norm(y)
-            weights = cast(DecoderLayer, layer).self_attn(h, h, h, is_causal=y.shape[1] > 1)[1]
-            decoder.append(cast(Tensor, weights))
-            y, _, _ = layer(y, None, state.cross[i], state.src_mask, need_weights=False)
-        return encoder, decoder
+            x, weights = cast(EncoderLayer, layer).run(x, mask, need_weights=True)
+            encoder.append(cast(Tensor, weights))
+        memory = self.encoder_norm(x)
+        y, passes = self._embed(tgt_in, 0), []
+        for layer in self.decoder:
+            kv = cast(DecoderLayer, layer).cross_attn.project_kv(memory, memory)
+            passes.append(cast(DecoderLayer, layer).run(y, None, kv, mask, True, need_self=True))
+            y = passes[-1].output
+        logits = self.output(self.decoder_norm(y))
+        return TransformerTrace(logits, encoder, memory, passes)
 
     def step(self, prev_tokens: Tensor, state: TransformerState) -> tuple[Tensor, TransformerState, Tensor]:
         """prev_tokens (B, 1) -> log_probs (B, V_out), new state (cache grown by one), attention (B, 1, S)."""

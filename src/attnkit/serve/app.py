@@ -48,6 +48,7 @@ from .models import ModelSet, alignment_report, reprior
 # (padding, the longest sentence sets the steps): on 2 cores enfr-rnn ran 286 sentences/s in batches of 4,
 # 222 in 16 and 200-245 in 64, and at 64 clients batches of 64 halved the served requests/s.
 MAX_BATCH = 8
+MAX_FLOW_SENTENCES = 4  # attention flow: about a second a sentence of 30 pieces on 2 cores
 LIMITS = Limits()
 MAX_BODY = LIMITS.max_body_bytes
 log = logging.getLogger("attnkit.serve")
@@ -116,9 +117,13 @@ class Explorer:
         self.heavy_classify = MicroBatcher(self._classify, self.heavy_executor, **heavy)  # type: ignore[arg-type]
 
     def _translate(self, sentences: list[str], key: Any) -> list[dict[str, Any]]:
-        name, beam, n_best, layers, alternatives, self_maps = key
+        name, beam, n_best, layers, alternatives, self_maps, attention_map = key
         translator = self.models.translators[name].model
         results = translator.translate(sentences, beam=beam, n_best=n_best)
+        if attention_map != "attention":  # read on the torch twin, from the decoded ids
+            from ..evaluation.translator_maps import with_attention_map
+
+            results = with_attention_map(self.models.torch_twin(name), results, attention_map)
         return explorer_rows(translator, results, layers, alternatives, self_maps)
 
     def _classify(self, documents: list[str], key: Any) -> list[Any]:
@@ -137,12 +142,18 @@ class Explorer:
         self_maps = boolean(data, "self_attention")  # encoder and decoder self-attention, where returned
         maps += 2 * model.model.attention_layers * model.model.attention_heads if self_maps else 0
         check_translate_cost(sentences, beam, maps, self.limits)
-        lane = (
-            self.heavy_translate
-            if work(sentences, beam) >= self.limits.heavy_work
-            else self.translate_batcher
-        )
-        results = await lane.submit(sentences, (model.name, beam, n_best, layers, alternatives, self_maps))
+        attention_map = data.get("attention_map", "attention")
+        if attention_map not in self.models.attention_maps(model.name):
+            valid = ", ".join(self.models.attention_maps(model.name))
+            raise RequestError(
+                400, f"field 'attention_map': {shorten(attention_map, 40)} for {model.name}; valid: {valid}"
+            )
+        if attention_map == "flow" and len(sentences) > MAX_FLOW_SENTENCES:
+            raise RequestError(422, f"attention_map flow: at most {MAX_FLOW_SENTENCES} sentences a request")
+        heavy = work(sentences, beam) >= self.limits.heavy_work or attention_map != "attention"
+        lane = self.heavy_translate if heavy else self.translate_batcher
+        key = (model.name, beam, n_best, layers, alternatives, self_maps, attention_map)
+        results = await lane.submit(sentences, key)
         return {"model": model.name, "results": results}
 
     async def classify(self, request: Request) -> dict[str, Any]:
@@ -243,6 +254,7 @@ def create_app(
         static("explorer.js", "text/javascript; charset=utf-8"),
         static("views.js", "text/javascript; charset=utf-8"),
         static("captions.js", "text/javascript; charset=utf-8"),
+        static("heads.js", "text/javascript; charset=utf-8"),
         static("explorer.css", "text/css; charset=utf-8"),
         Route("/api/translate", json_endpoint(explorer.translate), methods=["POST"]),
         Route("/api/classify", json_endpoint(explorer.classify), methods=["POST"]),

@@ -11,6 +11,8 @@ from ..data.documents import MAX_SENTENCES, MAX_WORDS
 from ..data.parallel import normalize
 from ..errors import DataError, UnknownNameError, shorten
 from ..evaluation.alignment import Links, aer, attention_links, parse_naacl
+from ..evaluation.map_kinds import applies, model_kind
+from ..names import ATTENTION_MAPS
 from ..results import Classification
 
 
@@ -55,6 +57,8 @@ class ModelSet:
         """``int8``: the translators' int8 weights (the shipped Transformers' exports are int8 only)."""
         self.translators: dict[str, Loaded] = {}
         self.classifiers: dict[str, Loaded] = {}
+        self.specs: dict[str, str] = {}  # translator name -> what it was loaded from (its torch twin)
+        self.twins: dict[str, Any] = {}
         self.captioners: dict[str, Loaded] = {}
         for spec in captioners or []:
             model = load_captioner(spec, backend=backend)
@@ -62,9 +66,28 @@ class ModelSet:
         for spec in translators:
             model = load_translator(spec, backend=backend, int8=int8)
             self.translators[_name(spec)] = Loaded(_name(spec), model, _backend(model))
+            self.specs[_name(spec)] = spec
         for spec in classifiers:
             model = load_classifier(spec, backend=backend)
             self.classifiers[_name(spec)] = Loaded(_name(spec), model, _backend(model))
+
+    def torch_twin(self, name: str) -> Any:
+        """The translator ``name`` on a backend that attention-map methods read (torch or Hugging Face):
+        itself when it is one, else its checkpoint loaded once with torch (on first use)."""
+        model = self.translators[name].model
+        if model_kind(model) != "onnx":
+            return model
+        if name not in self.twins:
+            self.twins[name] = load_translator(self.specs[name], backend="torch")
+        return self.twins[name]
+
+    def attention_maps(self, name: str) -> list[str]:
+        """The attention maps that apply to translator ``name`` (no torch imported)."""
+        model = self.translators[name].model
+        kind = model_kind(model)
+        if kind == "onnx":
+            kind = "transformer" if model.attention_layers else "rnn"
+        return [m for m in ATTENTION_MAPS if applies(m, kind)]
 
     @staticmethod
     def pick(models: dict[str, Loaded], name: Any, kind: str) -> Loaded:
@@ -86,6 +109,7 @@ class ModelSet:
                 "layers": t.model.attention_layers,
                 "heads": t.model.attention_heads,
                 "self_attention": bool(getattr(t.model, "returns_self_attention", False)),
+                "attention_maps": self.attention_maps(t.name),
                 "default": i == 0,
             }
             for i, t in enumerate(self.translators.values())

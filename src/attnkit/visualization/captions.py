@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from ..data.images import png_bytes
 from ..files import atomic_write_bytes
-from .heatmap import _check_path
+from .heatmap import check_path
 
 SHADE_FLOOR = 0.1  # shading is weight / max(peak, 0.1): a map spread thin stays faint (the explorer too)
 
@@ -57,7 +57,7 @@ def plot_caption(result: Any, image: np.ndarray, path: str | Path) -> None:
     """Write ``caption_figure`` to ``path`` (.png, .svg or .pdf), atomically."""
     import io
 
-    suffix = _check_path(path)
+    suffix = check_path(path)
     out = io.BytesIO()
     caption_figure(result, image).savefig(out, format=suffix, dpi=110)
     atomic_write_bytes(path, out.getvalue())

@@ -16,7 +16,7 @@ from ..files import atomic_write_bytes  # noqa: E402
 FORMATS = ("pdf", "png", "svg")
 
 
-def _check_path(path: str | Path) -> str:
+def check_path(path: str | Path) -> str:
     suffix = Path(path).suffix.lstrip(".").lower()
     if suffix not in FORMATS:
         raise UsageError(f"cannot write {path}: unknown image format {suffix!r}; valid: {', '.join(FORMATS)}")
@@ -34,6 +34,7 @@ def attention_figure(
     values: bool | None = None,
     title: str = "Attention weights",
     cmap: str = "YlOrRd",
+    label: str = "attention weight",
 ) -> Figure:
     """A heatmap of ``weights`` (T, S): rows are target tokens, columns source tokens.
 
@@ -49,7 +50,7 @@ def attention_figure(
     ax = fig.subplots()
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    bar.ax.set_ylabel("attention weight", rotation=-90, va="bottom")
+    bar.ax.set_ylabel(label, rotation=-90, va="bottom")
     ax.set_xticks(range(s), [_display(x) for x in source_tokens], rotation=45, ha="right")
     ax.set_yticks(range(t), [_display(x) for x in target_tokens])
     ax.set_xlabel("source")
@@ -90,7 +91,7 @@ def head_grid_figure(
 
 def save_figure(fig: Figure, path: str | Path) -> None:
     """Save atomically in the format named by the extension, then close the figure."""
-    fmt = _check_path(path)
+    fmt = check_path(path)
     import io
 
     buffer = io.BytesIO()
@@ -102,13 +103,15 @@ def plot_translation(
     result: Any, path: str | Path, values: bool | None = None, words: bool = False, model: Any = None
 ) -> None:
     """Draw a Translation's attention; for a Transformer also ``<name>-heads.<ext>``, a layer x head grid."""
-    _check_path(path)
+    check_path(path)
     weights, src, tgt = result.attention, result.source_tokens, result.target_tokens
     if words:
         weights = aggregate_to_words(weights, src, tgt)
         src, tgt = group_words(src), group_words(tgt)
     title = f"{result.source}\n\u2192 {result.translation}"
-    save_figure(attention_figure(weights, src, tgt, values, title=title), path)
+    kind = getattr(result, "attention_map", "attention")
+    label = "attention weight" if kind == "attention" else f"{kind} (row-normalized)"
+    save_figure(attention_figure(weights, src, tgt, values, title=title, label=label), path)
     if model is not None and hasattr(model, "layer_attention"):
         maps = model.layer_attention(result)
         if maps is not None:

@@ -240,6 +240,9 @@ function translationCard(result, index, loadLayers) {
   card.append(el("p", { class: "source" }, result.source));
   card.append(el("p", { class: "translation" }, result.translation));
   card.append(el("p", { class: "score" }, `log-probability ${result.score} (length-normalized)`));
+  if (result.attention_map) {
+    card.append(el("p", { class: "score map-kind" }, `map: ${result.attention_map} (derived from the attention, rows normalized; the layer views stay raw)`));
+  }
   let nbest = null;
   if (result.alternatives && result.alternatives.length) {
     // each hypothesis is a button: its attention replaces the matrix (the best one is item 1)
@@ -493,6 +496,16 @@ function fillModels(id, models) {
   node.replaceChildren(...models.map((m) => el("option", { value: m.name }, `${m.name} (${m.backend})`)));
 }
 
+function fillMaps() {
+  // the attention maps that apply to the chosen translator (rollout and flow: Transformers; ...)
+  const name = document.getElementById("translate-model").value;
+  const chosen = (state.models.translators || []).find((t) => t.name === name) || {};
+  const node = document.getElementById("translate-map"), keep = node.value;
+  const maps = chosen.attention_maps || ["attention"];
+  node.replaceChildren(...maps.map((m) => el("option", { value: m }, m)));
+  node.value = maps.includes(keep) ? keep : "attention";
+}
+
 function lines(id) {
   return document.getElementById(id).value.split("\n").map((s) => s.trim()).filter((s) => s);
 }
@@ -516,6 +529,7 @@ function wireForms() {
     const body = {
       sentences: lines("translate-input"), beam, n_best: Math.min(Number(document.getElementById("translate-nbest").value), beam),
       model: document.getElementById("translate-model").value || undefined,
+      attention_map: document.getElementById("translate-map").value,
     };
     const chosen = (state.models.translators || []).find((t) => t.name === body.model) || (state.models.translators || [])[0];
     busy(event.target, api("/api/translate", body).then((data) => showTranslations(data.results, layerLoader(body, chosen))));
@@ -556,15 +570,19 @@ async function start() {
     if (data.view === "translate") showTranslations(data.results);
     if (data.view === "classify") showClassifications(data);
     if (data.view === "caption") showCaptions(data.results);
+    if (data.view === "heads") showHeads(data.report);
     return;
   }
   tabs();
   wireForms();
   wireCaption();
+  wireHeads();
   try {
     state.models = await api("/api/models");
     state.limits = state.models.classifier_reads;
     fillModels("translate-model", state.models.translators);
+    fillMaps();
+    document.getElementById("translate-model").addEventListener("change", fillMaps);
     fillModels("align-model", state.models.translators);
     fillModels("classify-model", state.models.classifiers);
     fillModels("caption-model", state.models.captioners || []);
