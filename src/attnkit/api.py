@@ -108,10 +108,39 @@ def load(
 
 
 def load_translator(
-    path_or_name: str | Path | None = None, int8: bool = False, device: str = "cpu", backend: str = "auto"
+    path_or_name: str | Path | None = None,
+    int8: bool = False,
+    device: str = "cpu",
+    backend: str = "auto",
+    rerank: bool | str = False,
+    channel_weight: float = 1.0,
+    length_weight: float = 0.0,
 ) -> Any:
     """``device``: cpu, cuda, cuda:N or auto (CUDA when present); ``backend``: auto, onnx or torch.
-    ``path_or_name`` may also be a Hugging Face encoder-decoder folder or Hub id (``attnkit.hf``)."""
+    ``path_or_name`` may also be a Hugging Face encoder-decoder folder or Hub id (``attnkit.hf``).
+    ``rerank``: True reranks every n-best list with the shipped channel model and weights of a shipped
+    translator (``rerank.SHIPPED``); a name or path: that target -> source model as the channel, with
+    ``channel_weight`` and ``length_weight`` (``rerank.NoisyChannel``)."""
+    translator = _load_translator(path_or_name, int8, device, backend)
+    if rerank is not False and type(translator).__module__.startswith("attnkit.hf"):
+        raise UsageError(
+            "reranking applies to attnkit's translators: a Hugging Face model's beam follows generate()'s "
+            "length penalty, so its n-best scores are not log-probabilities"
+        )
+    if rerank is not False:
+        from .pretrained import DEFAULTS
+        from .rerank import NoisyChannel, shipped_channel
+
+        if rerank is True:
+            name = str(path_or_name) if path_or_name is not None else DEFAULTS["translator"]
+            translator.reranker = shipped_channel(name, lambda n: _load_translator(n, int8, device, backend))
+        else:
+            channel = _load_translator(rerank, int8, device, backend)
+            translator.reranker = NoisyChannel(channel, channel_weight, length_weight)
+    return translator
+
+
+def _load_translator(path_or_name: str | Path | None, int8: bool, device: str, backend: str) -> Any:
     if _hugging_face(path_or_name, backend, int8):
         from .hf import hf_task, load_hf
 

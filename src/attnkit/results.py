@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -48,6 +48,8 @@ class Translation:
     alternative_attention: list[np.ndarray] = field(default_factory=list, repr=False)
     # what ``attention`` holds: the decoder's weights, or a derived map (``evaluation.translator_maps``)
     attention_map: str = "attention"
+    # noisy-channel reranking (``rerank``): weights and each candidate's forward, channel, combined scores
+    rerank: dict[str, Any] | None = None
 
     def to_json(self, alternatives: bool = True) -> dict[str, Any]:
         """JSON-ready; ``alternatives``: with the n-best's pieces and attention (when there are any)."""
@@ -66,6 +68,7 @@ class Translation:
                 else {}
             ),
             **({"warnings": self.warnings} if self.warnings else {}),
+            **({"rerank": self.rerank} if self.rerank else {}),
             **(
                 {
                     "alternative_tokens": self.alternative_tokens,
@@ -164,6 +167,17 @@ class TranslatorBase:
         """The decoder layer whose head mean is the model's decoding attention (Transformers)."""
         return -1
 
+    def log_probs(self, sources: Sequence[str], targets: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """log p(target | source) per pair (N,), </s> included, under teacher forcing (any backend): what
+        noisy-channel reranking (``rerank``) asks of the channel model."""
+        src_ids, tgt_ids = self.pair_ids(sources, targets)
+        stepper, out = self._stepper(), []
+        for start in range(0, len(src_ids), batch_size):
+            chunk = src_ids[start : start + batch_size]
+            src, src_mask = source_arrays(chunk, self.eos_id, self.pad_id)
+            out.append(search.forced_scores(stepper, src, src_mask, tgt_ids[start : start + batch_size]))
+        return np.concatenate(out) if out else np.zeros(0)
+
     def _forced_maps(self, src_ids: list[list[int]], tgt_ids: list[list[int]], layers: bool) -> np.ndarray:
         """The backend's step for teacher-forced attention over a batch of pairs (targets without BOS or
         EOS; the backend adds them): the decoding attention (B, T, S) or, with ``layers``, every decoder
@@ -235,6 +249,9 @@ class TranslatorBase:
             ids = ids[: self.max_source_tokens]
         return ids
 
+    # noisy-channel reranking of every n-best list (``rerank.NoisyChannel``), or None
+    reranker: Any = None
+
     def translate(
         self,
         sentences: Sequence[str],
@@ -248,8 +265,25 @@ class TranslatorBase:
         """Translate sentences in length-sorted batches; output order = input order. A sentence of S
         source tokens (with </s>) gets at most ``int(max_ratio * S) + max_extra`` tokens before </s>.
 
-        Empty (or whitespace-only) sentences give empty translations without running the model.
+        Empty (or whitespace-only) sentences give empty translations without running the model. With a
+        ``reranker``, the beam's whole n-best list is reranked and cut to ``n_best``.
         """
+        if self.reranker is None or beam < 2:
+            return self._translate(sentences, beam, batch_size, alpha, n_best, max_ratio, max_extra)
+        self.reranker.alpha = alpha
+        found = self._translate(sentences, beam, batch_size, alpha, beam, max_ratio, max_extra)
+        return [_cut(r, n_best) for r in self.reranker.rerank(found)]
+
+    def _translate(
+        self,
+        sentences: Sequence[str],
+        beam: int,
+        batch_size: int,
+        alpha: float,
+        n_best: int,
+        max_ratio: float,
+        max_extra: int,
+    ) -> list[Translation]:
         check_unicode(sentences, "sentence")
         texts = [normalize(s) for s in sentences]
         notes: list[list[str]] = [[] for _ in texts]
@@ -323,6 +357,18 @@ class TranslatorBase:
         check_unicode(targets, "target")
         src_ids = [self._encode(normalize(s)) for s in sources]
         return src_ids, [self.target_tokenizer.encode(normalize(t)) for t in targets]
+
+
+def _cut(result: Translation, n_best: int) -> Translation:
+    """``result`` with at most ``n_best - 1`` alternatives (the reranked list keeps all its scores)."""
+    keep = max(n_best - 1, 0)
+    return replace(
+        result,
+        alternatives=result.alternatives[:keep],
+        alternative_scores=result.alternative_scores[:keep],
+        alternative_tokens=result.alternative_tokens[:keep],
+        alternative_attention=result.alternative_attention[:keep],
+    )
 
 
 def check_heads(

@@ -234,3 +234,29 @@ def beam(
             beams.items[going],
         )
     return [sorted(f, key=lambda h: -h.score)[:n_best] for f in finished]
+
+
+def forced_scores(
+    model: Stepper, src: np.ndarray, src_mask: np.ndarray, targets: list[list[int]]
+) -> np.ndarray:
+    """log p(target | source) of each row under teacher forcing, </s> included: the sum of the model's
+    log-probabilities of each target token (a token outside its output vocabulary counts as the step's
+    least probable one). Shapes: src (B, S), src_mask (B, S), targets B token-id lists -> (B,) float64."""
+    bos_id, eos_id = specials(model)
+    ids, eos = output_vocabulary(model.target_ids, eos_id)
+    index = {int(t): i for i, t in enumerate(ids.tolist())}
+    batch, steps = len(targets), max(len(t) for t in targets) + 1
+    wanted = np.full((batch, steps), -1, dtype=np.int64)  # output index of each step's token, -1 past the end
+    for b, tokens in enumerate(targets):
+        wanted[b, : len(tokens)] = [index.get(int(t), -2) for t in tokens]
+        wanted[b, len(tokens)] = eos
+    total = np.zeros(batch, dtype=np.float64)
+    state, prev = model.encode(src, src_mask), np.full((batch, 1), bos_id, dtype=np.int64)
+    for t in range(steps):
+        values, cand, state, _ = model.step(prev, state, ids.size)  # the whole distribution, best first
+        for row in np.flatnonzero(wanted[:, t] != -1).tolist():
+            hit = np.flatnonzero(cand[row] == wanted[row, t])
+            total[row] += float(values[row, hit[0]] if hit.size else values[row, -1])
+        step_ids = [tokens[t] if t < len(tokens) else eos_id for tokens in targets]
+        prev = np.asarray(step_ids, dtype=np.int64)[:, None]
+    return total

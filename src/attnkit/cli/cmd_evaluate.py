@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .options import add_backend
+from .options import add_backend, add_rerank, rerank_option
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -25,6 +25,7 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--output", help="write the translations to this file")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
+    add_rerank(p)
     p.set_defaults(run=run)
 
 
@@ -42,13 +43,22 @@ def run(args: argparse.Namespace) -> int:
         refuse_overwrite(
             args.output, {"--src": args.src, "--ref": args.ref, "--model": args.model}, "--output"
         )
+    rerank = rerank_option(args)
     sources, references = read_lines(args.src), read_lines(args.ref)
     if not sources:
         raise UsageError(f"{args.src} has no sentences to evaluate")
     if len(sources) != len(references):
         raise UsageError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
     translator, load_seconds = timed(
-        lambda: load_translator(args.model, int8=args.int8, device=args.device, backend=args.backend)
+        lambda: load_translator(
+            args.model,
+            int8=args.int8,
+            device=args.device,
+            backend=args.backend,
+            rerank=rerank,
+            channel_weight=args.channel_weight,
+            length_weight=args.length_weight,
+        )
     )
     report = evaluate_translator(translator, sources, references, args.beam, args.batch_size, load_seconds)
     hyps = report.pop("hypotheses")

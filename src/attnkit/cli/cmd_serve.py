@@ -37,6 +37,12 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--no-batching", action="store_true", help="run each request alone (for comparison)")
     p.add_argument(
+        "--rerank",
+        action="store_true",
+        help="rerank every translation's n-best list with its shipped reverse model (translators that "
+        "have one)",
+    )
+    p.add_argument(
         "--max-wait-ms",
         type=float,
         default=0.0,
@@ -106,6 +112,7 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
         args.backend,
         args.int8,
         captioners=args.captioner if args.captioner is not None else _default_captioners(),
+        rerank=args.rerank,
     )
     hosts = [*(args.allow_host or []), args.host]
     app = create_app(

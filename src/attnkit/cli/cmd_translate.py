@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..log import log
-from .options import add_backend
+from .options import add_backend, add_rerank, rerank_option
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -47,6 +47,7 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
+    add_rerank(p)
     p.set_defaults(run=run)
 
 
@@ -66,11 +67,20 @@ def run(args: argparse.Namespace) -> int:
     lines = list(args.text) if args.text else stdin_lines()
     if not lines:
         raise UsageError("no input: give sentences as arguments or on stdin")
+    rerank = rerank_option(args)
     derived = args.attention_map != "attention"
     if derived and (args.backend == "onnx" or args.int8):
         raise UsageError(f"--attention-map {args.attention_map} reads the torch model: use --backend torch")
     backend = "torch" if derived else args.backend
-    translator = load_translator(args.model, int8=args.int8, device=args.device, backend=backend)
+    translator = load_translator(
+        args.model,
+        int8=args.int8,
+        device=args.device,
+        backend=backend,
+        rerank=rerank,
+        channel_weight=args.channel_weight,
+        length_weight=args.length_weight,
+    )
     if derived:
         from ..evaluation.map_kinds import check_method, model_kind
 

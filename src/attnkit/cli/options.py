@@ -13,3 +13,34 @@ def add_backend(p: argparse.ArgumentParser) -> None:
         help="onnx: the model's ONNX export on onnxruntime (no torch); torch: the checkpoint; "
         "auto (default): onnx when the model has an export and --device is cpu",
     )
+
+
+def add_rerank(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rerank",
+        action="store_true",
+        help="noisy-channel reranking of the beam's n-best list with the shipped reverse model and the "
+        "weights chosen on dev (shipped translators that have one; see `attnkit list`)",
+    )
+    p.add_argument(
+        "--channel-model",
+        metavar="MODEL",
+        help="rerank with this target->source model instead (implies --rerank; weights below)",
+    )
+    p.add_argument("--channel-weight", type=float, default=1.0, help="with --channel-model (default 1.0)")
+    p.add_argument("--length-weight", type=float, default=0.0, help="with --channel-model (default 0.0)")
+
+
+def rerank_option(args: argparse.Namespace) -> bool | str:
+    """What ``load_translator(rerank=...)`` gets from the options of ``add_rerank``."""
+    from ..errors import UsageError
+
+    if args.channel_model:
+        return str(args.channel_model)
+    if args.channel_weight != 1.0 or args.length_weight != 0.0:
+        raise UsageError(
+            "--channel-weight and --length-weight go with --channel-model (--rerank uses the shipped weights)"
+        )
+    if args.rerank and args.beam < 2:
+        raise UsageError("--rerank reranks the beam's n-best list: it needs --beam >= 2")
+    return bool(args.rerank)

@@ -53,8 +53,12 @@ class ModelSet:
         backend: str = "auto",
         int8: bool = False,
         captioners: list[str] | None = None,
+        rerank: bool = False,
     ) -> None:
-        """``int8``: the translators' int8 weights (the shipped Transformers' exports are int8 only)."""
+        """``int8``: the translators' int8 weights (the shipped Transformers' exports are int8 only);
+        ``rerank``: noisy-channel reranking for the translators that ship a channel model."""
+        from ..rerank import SHIPPED
+
         self.translators: dict[str, Loaded] = {}
         self.classifiers: dict[str, Loaded] = {}
         self.specs: dict[str, str] = {}  # translator name -> what it was loaded from (its torch twin)
@@ -64,7 +68,7 @@ class ModelSet:
             model = load_captioner(spec, backend=backend)
             self.captioners[_name(spec)] = Loaded(_name(spec), model, _backend(model))
         for spec in translators:
-            model = load_translator(spec, backend=backend, int8=int8)
+            model = load_translator(spec, backend=backend, int8=int8, rerank=rerank and spec in SHIPPED)
             self.translators[_name(spec)] = Loaded(_name(spec), model, _backend(model))
             self.specs[_name(spec)] = spec
         for spec in classifiers:
@@ -110,6 +114,7 @@ class ModelSet:
                 "heads": t.model.attention_heads,
                 "self_attention": bool(getattr(t.model, "returns_self_attention", False)),
                 "attention_maps": self.attention_maps(t.name),
+                "rerank": t.model.reranker is not None,
                 "default": i == 0,
             }
             for i, t in enumerate(self.translators.values())

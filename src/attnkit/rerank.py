@@ -1,0 +1,111 @@
+"""Noisy-channel reranking of a translator's n-best list (Yee et al. 2019; Ng et al. 2019).
+
+Each candidate y of a source x is scored
+``log p(y | x) + channel_weight * log p(x | y) + length_weight * |y|``:
+log p(y | x) is the translator's own log-probability (the beam's length-normalized score times its length
+penalty: exact, no second pass; a candidate cut at the length limit counts its forced </s> as 0, as the
+search does), log p(x | y) the reverse ("channel") model's under teacher forcing, |y|
+the candidate's target tokens with </s>. The best candidate becomes the translation (with its own
+attention and model score); every candidate keeps both scores (``Translation.rerank``). The shipped
+pairs and their weights, chosen on the dev split, are in ``SHIPPED`` (docs/experiments/defaults.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import UsageError
+from .search import length_penalty
+
+# forward model -> (channel model, channel weight, length weight), chosen on dev (scripts/rerank_weights.py)
+SHIPPED: dict[str, tuple[str, float, float]] = {}
+
+
+@dataclass
+class NoisyChannel:
+    """A channel model (target -> source translator) and the weights of the combined score."""
+
+    channel: Any
+    channel_weight: float
+    length_weight: float
+    alpha: float = 1.0  # the forward beam's length-penalty exponent (its scores are divided by it)
+
+    def candidates(self, result: Any) -> list[tuple[str, list[int], float, np.ndarray, list[str]]]:
+        """(text, token ids, forward log-probability, attention, pieces) of the best and each alternative."""
+        rows = [(result.translation, result.target_ids, result.score, result.attention, result.target_tokens)]
+        for k, text in enumerate(result.alternatives):
+            tokens = result.alternative_tokens[k] if k < len(result.alternative_tokens) else []
+            attention = result.alternative_attention[k] if k < len(result.alternative_attention) else None
+            rows.append((text, [], result.alternative_scores[k], attention, tokens))
+        out = []
+        for text, ids, score, attention, pieces in rows:
+            length = max(len(pieces), 1)  # pieces include </s>: the beam's t + 1
+            out.append((text, ids, float(score) * length_penalty(length, self.alpha), attention, pieces))
+        return out
+
+    def rerank(self, results: Sequence[Any]) -> list[Any]:
+        """Each result with its candidates reordered by the combined score (one with no alternatives is
+        scored too, so every answer carries both scores); scores stay the model's own."""
+        jobs = [(i, c) for i, r in enumerate(results) if r.translation for c in self.candidates(r)]
+        channel = self.channel.log_probs([c[0] for _, c in jobs], [results[i].source for i, _ in jobs])
+        out, cursor = list(results), 0
+        for i, result in enumerate(results):
+            if result.translation:
+                cands = self.candidates(result)
+                out[i] = self._reordered(result, cands, channel[cursor : cursor + len(cands)])
+                cursor += len(cands)
+        return out
+
+    def _reordered(self, result: Any, cands: list[Any], channel: np.ndarray) -> Any:
+        scores = [result.score, *result.alternative_scores]
+        combined = [
+            forward + self.channel_weight * float(back) + self.length_weight * len(pieces)
+            for (_, _, forward, _, pieces), back in zip(cands, channel)
+        ]
+        order = sorted(range(len(cands)), key=lambda k: -combined[k])
+        best, rest = order[0], order[1:]
+        rerank = {
+            "channel_weight": self.channel_weight,
+            "length_weight": self.length_weight,
+            "candidates": [
+                {
+                    "text": cands[k][0],
+                    "beam_rank": k,
+                    "forward": round(cands[k][2], 4),
+                    "channel": round(float(channel[k]), 4),
+                    "length": len(cands[k][4]),
+                    "combined": round(combined[k], 4),
+                }
+                for k in order
+            ],
+        }
+        return dataclasses.replace(
+            result,
+            translation=cands[best][0],
+            target_tokens=cands[best][4],
+            attention=np.asarray(cands[best][3], dtype=np.float32),
+            score=float(scores[best]),
+            target_ids=result.target_ids if best == 0 else [],
+            alternatives=[cands[k][0] for k in rest],
+            alternative_scores=[float(scores[k]) for k in rest],
+            alternative_tokens=[cands[k][4] for k in rest],
+            alternative_attention=[np.asarray(cands[k][3], dtype=np.float32) for k in rest],
+            rerank=rerank,
+        )
+
+
+def shipped_channel(name: str, load: Any) -> NoisyChannel:
+    """The shipped channel model and weights of the shipped translator ``name`` (``load``: a function
+    name -> translator); a UsageError naming the models that have one."""
+    if name not in SHIPPED:
+        have = ", ".join(sorted(SHIPPED)) or "none yet"
+        raise UsageError(
+            f"--rerank: {name} has no shipped channel model (shipped pairs: {have}); give --channel-model"
+        )
+    channel, channel_weight, length_weight = SHIPPED[name]
+    return NoisyChannel(load(channel), channel_weight, length_weight)
