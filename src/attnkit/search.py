@@ -244,19 +244,28 @@ def forced_scores(
     least probable one). Shapes: src (B, S), src_mask (B, S), targets B token-id lists -> (B,) float64."""
     bos_id, eos_id = specials(model)
     ids, eos = output_vocabulary(model.target_ids, eos_id)
-    index = {int(t): i for i, t in enumerate(ids.tolist())}
     batch, steps = len(targets), max(len(t) for t in targets) + 1
+    top = max([int(ids.max())] + [max(t) for t in targets if t]) + 1
+    lookup = np.full(top, -2, dtype=np.int64)  # token id -> output index; -2: outside the vocabulary
+    lookup[ids] = np.arange(ids.size)
     wanted = np.full((batch, steps), -1, dtype=np.int64)  # output index of each step's token, -1 past the end
     for b, tokens in enumerate(targets):
-        wanted[b, : len(tokens)] = [index.get(int(t), -2) for t in tokens]
+        wanted[b, : len(tokens)] = lookup[np.asarray(tokens, dtype=np.int64)]
         wanted[b, len(tokens)] = eos
     total = np.zeros(batch, dtype=np.float64)
     state, prev = model.encode(src, src_mask), np.full((batch, 1), bos_id, dtype=np.int64)
+    whole = getattr(model, "step_log_probs", None)  # a backend's (B, V_out) step, when it has one
     for t in range(steps):
-        values, cand, state, _ = model.step(prev, state, ids.size)  # the whole distribution, best first
-        for row in np.flatnonzero(wanted[:, t] != -1).tolist():
-            hit = np.flatnonzero(cand[row] == wanted[row, t])
-            total[row] += float(values[row, hit[0]] if hit.size else values[row, -1])
+        if whole is not None:
+            log_probs, state = whole(prev, state)
+            rows = np.flatnonzero(wanted[:, t] != -1)
+            picked = log_probs[rows, np.maximum(wanted[rows, t], 0)]
+            total[rows] += np.where(wanted[rows, t] >= 0, picked, log_probs[rows].min(1))
+        else:
+            values, cand, state, _ = model.step(prev, state, ids.size)  # the whole distribution, sorted
+            for row in np.flatnonzero(wanted[:, t] != -1).tolist():
+                hit = np.flatnonzero(cand[row] == wanted[row, t])
+                total[row] += float(values[row, hit[0]] if hit.size else values[row, -1])
         step_ids = [tokens[t] if t < len(tokens) else eos_id for tokens in targets]
         prev = np.asarray(step_ids, dtype=np.int64)[:, None]
     return total

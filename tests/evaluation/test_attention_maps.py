@@ -137,3 +137,27 @@ def test_norm_with_one_head_equals_weights_times_value_norms(translators):
 def test_methods_that_do_not_apply_are_one_line_errors(translators, kind, method, kwargs, message):
     with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("]", r"\]")):
         translator_maps(translators[kind], *PAIR, method, **kwargs)
+
+
+def test_batched_relevance_equals_each_pair_alone():
+    from attnkit.evaluation.translator_maps import relevance_batch
+
+    rng = np.random.default_rng(3)
+    lengths, big_t, big_s = [(3, 4), (5, 2)], 5, 4
+    enc, dec, cross = (
+        [rng.random((2, n, m)) for _ in range(2)] for n, m in ((big_s, big_s), (big_t, big_t), (big_t, big_s))
+    )
+    for b, (t, s) in enumerate(lengths):  # padding rows and columns are zero, as the caller masks them
+        for a in enc:
+            a[b, s:], a[b, :, s:] = 0, 0
+        for a in dec:
+            a[b, t:], a[b, :, t:] = 0, 0
+        for a in cross:
+            a[b, t:], a[b, :, s:] = 0, 0
+    as_torch = lambda xs: [torch.tensor(x, dtype=torch.float32) for x in xs]  # noqa: E731
+    batched = relevance_batch(as_torch(enc), as_torch(dec), as_torch(cross)).numpy()
+    for b, (t, s) in enumerate(lengths):
+        alone = am.relevance(
+            [a[b, :s, :s] for a in enc], [a[b, :t, :t] for a in dec], [a[b, :t, :s] for a in cross]
+        )
+        np.testing.assert_allclose(batched[b, :t, :s], alone, rtol=1e-5, atol=1e-6)

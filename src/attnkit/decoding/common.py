@@ -71,6 +71,12 @@ class TorchStepper:
         out = values.cpu().numpy(), ids.cpu().numpy(), attention.float().cpu().numpy()
         return out[0], out[1], _TorchState(inner, self.device), out[2]
 
+    @torch.no_grad()
+    def step_log_probs(self, prev: np.ndarray, state: _TorchState) -> tuple[np.ndarray, _TorchState]:
+        """The whole next-token distribution (B, V_out) over ``target_ids`` (forced scoring)."""
+        log_probs, inner, _ = self.model.step(torch.from_numpy(prev).to(self.device), state.inner)
+        return log_probs.float().cpu().numpy(), _TorchState(inner, self.device)
+
 
 def _numpy(src: Tensor, src_mask: Tensor) -> tuple[np.ndarray, np.ndarray]:
     return src.cpu().numpy().astype(np.int64), src_mask.cpu().numpy().astype(bool)

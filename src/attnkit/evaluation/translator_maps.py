@@ -183,26 +183,54 @@ def _propagated(layered: _Layered, b: int, t: int, s: int, method: str) -> np.nd
 
 def _relevance_rows(layered: _Layered, log_probs: Tensor, lengths: list[tuple[int, int]]) -> list[np.ndarray]:
     """Chefer et al.'s relevance: one backward pass of log p(y_t) per target position t for the whole
-    batch (log_probs (B, T), in the graph of ``layered``); row t of each pair's R^ts."""
+    batch (log_probs (B, T), in the graph of ``layered``); row t of each pair's R^ts. The rules run
+    batched (``relevance_batch``), padding masked out of every A_bar."""
     tensors = [*layered.encoder, *layered.decoder, *layered.cross]
     n_enc, n_dec = len(layered.encoder), len(layered.decoder)
+    s_real = torch.tensor([s for _, s in lengths])
+    t_real = torch.tensor([t for t, _ in lengths])
+    src_ok = (
+        torch.arange(tensors[0].shape[-1] if n_enc else layered.cross[0].shape[-1])[None] < s_real[:, None]
+    )
+    tgt_ok = torch.arange(layered.cross[0].shape[-2])[None] < t_real[:, None]
     rows = [np.zeros((t, s)) for t, s in lengths]
+    detached = [w.detach().float().cpu() for w in tensors]
     for pos in range(log_probs.shape[1]):
         live = [b for b, (t, _) in enumerate(lengths) if pos < t]
         if not live:
             continue
         grads = torch.autograd.grad(log_probs[live, pos].sum(), tensors, retain_graph=True)
-        split = _Layered(
-            list(grads[:n_enc]), list(grads[n_enc : n_enc + n_dec]), list(grads[n_enc + n_dec :])
-        )
+        bars = [(w * g.detach().float().cpu()).clamp_min(0).mean(1) for w, g in zip(detached, grads)]
+        masks = [(src_ok, src_ok)] * n_enc + [(tgt_ok, tgt_ok)] * n_dec + [(tgt_ok, src_ok)] * n_dec
+        bars = [a * (r[:, :, None] & c[:, None, :]) for a, (r, c) in zip(bars, masks)]
+        found = relevance_batch(bars[:n_enc], bars[n_enc : n_enc + n_dec], bars[n_enc + n_dec :])
         for b in live:
             t, s = lengths[b]
-            bars = [
-                [am.gradient_weighted(w, g) for w, g in zip(ws, gs)]
-                for ws, gs in zip(layered.pair(b, t, s), layered.pair(b, t, s, split))
-            ]
-            rows[b][pos] = am.relevance(*bars)[pos]
+            rows[b][pos] = found[b, pos, :s].numpy()
     return rows
+
+
+def relevance_batch(encoder: list[Tensor], decoder: list[Tensor], cross: list[Tensor]) -> Tensor:
+    """``attention_maps.relevance`` over a batch: A_bar per layer (B, S, S), (B, T, T), (B, T, S) with
+    padding rows and columns zero -> R^ts (B, T, S)."""
+    batch, t, s = cross[0].shape
+    eye_s, eye_t = torch.eye(s).expand(batch, s, s), torch.eye(t).expand(batch, t, t)
+
+    def normalized(r: Tensor, eye: Tensor) -> Tensor:
+        off = r - eye
+        total = off.sum(-1, keepdim=True)
+        return torch.where(total > 0, off / torch.where(total > 0, total, 1.0), 0.0) + eye
+
+    r_ss = eye_s.clone()
+    for a in encoder:
+        r_ss = r_ss + a @ r_ss
+    bar_ss = normalized(r_ss, eye_s)
+    r_tt, r_ts = eye_t.clone(), torch.zeros(batch, t, s)
+    for self_a, cross_a in zip(decoder, cross):
+        r_tt = r_tt + self_a @ r_tt
+        r_ts = r_ts + self_a @ r_ts
+        r_ts = r_ts + normalized(r_tt, eye_t).transpose(1, 2) @ cross_a @ bar_ss
+    return r_ts
 
 
 def _transformer_maps(

@@ -96,6 +96,11 @@ class OnnxStepper:
         values, ids = top_candidates(out["log_probs"], k)
         return values, ids, new, out["attention"]
 
+    def step_log_probs(self, prev: np.ndarray, state: ArrayState) -> tuple[np.ndarray, ArrayState]:
+        """The whole next-token distribution (B, V_out) (forced scoring: no TopK over it)."""
+        out, new = self.step_outputs(prev, state, ["log_probs"], 1)
+        return out["log_probs"], new
+
 
 class OnnxTranslator(TranslatorBase):
     """A translation export (``attnkit export``) run by onnxruntime; the same results as ``Translator``."""
