@@ -31,16 +31,18 @@ def main() -> None:
     parser.add_argument("--channel", default="fren-rnn")
     parser.add_argument("--n", type=int, default=200)
     args = parser.parse_args()
-    from attnkit.api import load_translator
+    from attnkit.api import load_translator, runtime_int8
     from attnkit.datasets import parallel_split
 
     with gzip.open(parallel_split("tatoeba-eng-fra", "dev")[0], "rt", encoding="utf-8") as handle:
         sentences = [line.strip() for _, line in zip(range(args.n), handle)]
     for name in args.models.split(","):
-        alone = latency(load_translator(name), sentences)
-        reranked = latency(load_translator(name, rerank=args.channel), sentences)
+        int8 = runtime_int8(name)  # the runtime's variant (the shipped Transformers export int8 only)
+        alone = latency(load_translator(name, int8=int8), sentences)
+        reranked = latency(load_translator(name, int8=int8, rerank=args.channel), sentences)
         print(
-            f"{name}: beam 5 {alone:.1f} ms, with {args.channel} reranking {reranked:.1f} ms "
+            f"{name}{' (int8)' if int8 else ''}: beam 5 {alone:.1f} ms, "
+            f"with {args.channel} reranking {reranked:.1f} ms "
             f"({reranked / alone:.2f}x), median over {len(sentences)} dev sentences"
         )
 

@@ -65,11 +65,13 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    from attnkit.api import load_translator
+    from attnkit.api import load_translator, runtime_int8
     from attnkit.evaluation.metrics import corpus_scores
 
-    forward, channel = load_translator(args.model), load_translator(args.channel)
-    report: dict[str, Any] = {"model": args.model, "channel": args.channel, "beam": args.beam, "dev": []}
+    int8 = runtime_int8(args.model)  # the runtime's variant: what the default would run
+    forward, channel = load_translator(args.model, int8=int8), load_translator(args.channel)
+    report: dict[str, Any] = {"model": args.model, "int8": int8, "channel": args.channel, "beam": args.beam}
+    report["dev"] = []
     dev_src, dev_ref = _read("dev", args.pair)
     start = time.perf_counter()
     dev_lists = _lists(forward, channel, dev_src, args.beam)

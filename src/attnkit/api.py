@@ -32,6 +32,18 @@ def _installed(path_or_name: str | Path | None, kind: str) -> None:
         store.folder("pretrained", name)
 
 
+def runtime_int8(path_or_name: str | Path | None, kind: str = "translator") -> bool:
+    """Whether a model's ONNX export has only int8 graphs (the shipped Transformers): then the runtime
+    path is ``int8=True``, and without it the checkpoint runs on torch."""
+    folder = find_export(path_or_name, kind)
+    if folder is None:
+        return False
+    from .runtime import read_manifest
+
+    graphs = read_manifest(folder, verify=False).graphs
+    return "int8" in graphs and "fp32" not in graphs
+
+
 def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool, device: str) -> Path | None:
     """The export folder to run, or None for torch; errors name what is missing."""
     if backend not in BACKENDS:

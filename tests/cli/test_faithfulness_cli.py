@@ -118,19 +118,19 @@ def test_no_input_is_an_error(capsys):
 def test_align_defaults_to_both_shipped_directions_and_says_when_it_cannot(translator_ckpt, pairs, capsys):
     src, tgt, gold = pairs
     assert main(["align", "--src", src, "--tgt", tgt, "--gold", gold, "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)  # enfr-rnn with fren-rnn, mean, intersect (trial set)
-    assert (report["reverse_model"], report["symmetrize"], report["method"]) == (
+    report = json.loads(capsys.readouterr().out)  # enfr-rnn with fren-rnn, grad, mean, intersect (trial)
+    assert (report["reverse_model"], report["symmetrize"], report["method"], report["scores"]) == (
         "fren-rnn",
         "mean",
         "intersect",
+        "grad",
     )
     assert (
         main(["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt, "--json", "--gold", gold])
         == 0
     )
     captured = capsys.readouterr()
-    assert (
-        json.loads(captured.out)["reverse_model"] is None and json.loads(captured.out)["method"] == "argmax"
-    )
+    one = json.loads(captured.out)
+    assert (one["reverse_model"], one["method"], one["scores"]) == (None, "argmax", "attention")
     assert "has no shipped reverse model; one direction" in captured.err
     assert len(captured.err.strip().splitlines()) == 1

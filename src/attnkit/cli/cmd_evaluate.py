@@ -64,6 +64,13 @@ def run(args: argparse.Namespace) -> int:
     hyps = report.pop("hypotheses")
     report["data"] = {"src": str(Path(args.src)), "ref": str(Path(args.ref))}
     report["decoding"]["int8"] = args.int8
+    if translator.reranker is not None:
+        r = translator.reranker
+        report["decoding"]["rerank"] = {
+            "channel": r.channel.path,
+            "channel_weight": r.channel_weight,
+            "length_weight": r.length_weight,
+        }
     if args.output:
         atomic_write_text(args.output, "\n".join(hyps) + "\n")
     if args.json:

@@ -6,7 +6,8 @@ removed from the source), ``drop[t, j] = log p(y_t | x, y_<t) - log p(y_t | x wi
 Per target piece t (</s> included) a map's top source word (its piece weights summed per word) is
 compared with the word of largest drop: ``top1`` is the share of target pieces where they agree (the
 chance level is the mean of 1 / number of source words, reported as ``chance``), ``drop_ratio`` the
-mean of drop[t, map's word] / max_j drop[t, j] over pieces whose largest drop is positive.
+mean of drop[t, map's word] / max_j drop[t, j], clipped at 0 (a word whose erasure raises p counts 0),
+over pieces whose largest drop is positive.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def erasure_agreement(
             words = np.stack([per_pair[n][2][:, g].sum(1) for g in groups], 1)  # (T, W)
             chosen = words.argmax(1)
             top1[name].append(float((chosen == best).mean()))
-            picked = drops[np.arange(len(chosen)), chosen][positive] / drops.max(1)[positive]
+            picked = np.clip(drops[np.arange(len(chosen)), chosen][positive] / drops.max(1)[positive], 0, 1)
             if picked.size:
                 ratio[name].append(float(picked.mean()))
 
