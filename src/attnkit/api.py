@@ -124,7 +124,7 @@ def load_translator(
     int8: bool = False,
     device: str = "cpu",
     backend: str = "auto",
-    rerank: bool | str = False,
+    rerank: bool | str | None = None,
     channel_weight: float = 1.0,
     length_weight: float = 0.0,
 ) -> Any:
@@ -132,7 +132,13 @@ def load_translator(
     ``path_or_name`` may also be a Hugging Face encoder-decoder folder or Hub id (``attnkit.hf``).
     ``rerank``: True reranks every n-best list with the shipped channel model and weights of a shipped
     translator (``rerank.SHIPPED``); a name or path: that target -> source model as the channel, with
-    ``channel_weight`` and ``length_weight`` (``rerank.NoisyChannel``)."""
+    ``channel_weight`` and ``length_weight`` (``rerank.NoisyChannel``); None (default): as the default
+    configuration does when no model is named (``pretrained.DEFAULT_RERANK``), else no reranking.
+    A shipped model whose export is int8 only runs that export on the CPU (``auto``)."""
+    from .pretrained import DEFAULT_RERANK
+
+    if rerank is None:
+        rerank = DEFAULT_RERANK and path_or_name is None
     translator = _load_translator(path_or_name, int8, device, backend)
     if rerank is not False and type(translator).__module__.startswith("attnkit.hf"):
         raise UsageError(
@@ -153,6 +159,8 @@ def load_translator(
 
 
 def _load_translator(path_or_name: str | Path | None, int8: bool, device: str, backend: str) -> Any:
+    if backend == "auto" and device == "cpu" and not int8 and _shipped_name(path_or_name, "translator"):
+        int8 = runtime_int8(path_or_name)  # the shipped Transformers' runtime: their int8-only export
     if _hugging_face(path_or_name, backend, int8):
         from .hf import hf_task, load_hf
 

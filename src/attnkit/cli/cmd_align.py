@@ -132,8 +132,9 @@ def _choose_defaults(args: argparse.Namespace) -> None:
     from ..log import log
     from ..pretrained import DEFAULTS
 
+    args.model = args.model or DEFAULTS["aligner"]  # the trial set's pair, not the default translator
     if args.reverse_model is None and not args.search:
-        name = args.model or DEFAULTS["translator"]
+        name = args.model
         args.reverse_model = REVERSE.get(str(name))
         if args.reverse_model is None:
             log.info(f"align: {name} has no shipped reverse model; one direction (--reverse-model adds one)")
@@ -143,10 +144,7 @@ def _choose_defaults(args: argparse.Namespace) -> None:
         args.method = "intersect" if args.reverse_model and not args.search else "argmax"
     if args.scores is None:
         args.scores = "attention"
-        if (
-            args.reverse_model
-            and REVERSE.get(str(args.model or DEFAULTS["translator"])) == args.reverse_model
-        ):
+        if args.reverse_model and REVERSE.get(str(args.model)) == args.reverse_model:
             args.scores = _default_scores(args)
 
 

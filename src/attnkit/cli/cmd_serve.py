@@ -38,9 +38,10 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--no-batching", action="store_true", help="run each request alone (for comparison)")
     p.add_argument(
         "--rerank",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="rerank every translation's n-best list with its shipped reverse model (translators that "
-        "have one)",
+        "have one). Default: on when no --translator is given (the default configuration)",
     )
     p.add_argument(
         "--max-wait-ms",
@@ -102,17 +103,18 @@ def _default_captioners() -> list[str]:
 def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
 
+    from ..pretrained import DEFAULT_RERANK, DEFAULTS
     from ..serve import ModelSet, create_app
 
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning(f"--host {args.host} makes the explorer reachable from other machines")
     models = ModelSet(
-        args.translator or ["enfr-rnn"],
+        args.translator or [DEFAULTS["translator"]],
         args.classifier or ["reviews-han"],
         args.backend,
         args.int8,
         captioners=args.captioner if args.captioner is not None else _default_captioners(),
-        rerank=args.rerank,
+        rerank=args.rerank if args.rerank is not None else (DEFAULT_RERANK and not args.translator),
     )
     hosts = [*(args.allow_host or []), args.host]
     app = create_app(

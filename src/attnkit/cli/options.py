@@ -18,9 +18,11 @@ def add_backend(p: argparse.ArgumentParser) -> None:
 def add_rerank(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rerank",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="noisy-channel reranking of the beam's n-best list with the shipped reverse model and the "
-        "weights chosen on dev (shipped translators that have one; see `attnkit list`)",
+        "weights chosen on dev (enfr-rnn, enfr-transformer: fren-rnn). Default: on for the default "
+        "translator (no --model), off for a named one",
     )
     p.add_argument(
         "--channel-model",
@@ -31,11 +33,13 @@ def add_rerank(p: argparse.ArgumentParser) -> None:
     p.add_argument("--length-weight", type=float, default=0.0, help="with --channel-model (default 0.0)")
 
 
-def rerank_option(args: argparse.Namespace) -> bool | str:
-    """What ``load_translator(rerank=...)`` gets from the options of ``add_rerank``."""
+def rerank_option(args: argparse.Namespace) -> bool | str | None:
+    """What ``load_translator(rerank=...)`` gets from the options of ``add_rerank`` (None: the default)."""
     from ..errors import UsageError
 
     if args.channel_model:
+        if args.rerank is False:
+            raise UsageError("--channel-model reranks: it cannot go with --no-rerank")
         return str(args.channel_model)
     if args.channel_weight != 1.0 or args.length_weight != 0.0:
         raise UsageError(
@@ -43,4 +47,4 @@ def rerank_option(args: argparse.Namespace) -> bool | str:
         )
     if args.rerank and args.beam < 2:
         raise UsageError("--rerank reranks the beam's n-best list: it needs --beam >= 2")
-    return bool(args.rerank)
+    return args.rerank

@@ -21,6 +21,7 @@ PARALLEL = {
     "tatoeba-eng-fra": ("tatoeba_eng_fra", "en", "fr"),
     "tatoeba-eng-deu": ("tatoeba_eng_deu", "en", "de"),
     "tatoeba-fra-eng": ("tatoeba_eng_fra", "fr", "en"),  # the en-fr split read French -> English
+    "tatoeba-deu-eng": ("tatoeba_eng_deu", "de", "en"),  # the en-de split read German -> English
 }
 
 
