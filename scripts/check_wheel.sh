@@ -18,10 +18,11 @@ $PYTHON -m venv "$work/venv"
 if "$work/venv/bin/python" -c "import torch" 2>/dev/null; then echo "torch was installed" >&2; exit 1; fi
 export ATTNKIT_HOME="$work/home"
 cd "$work"  # nothing from the repository on the path
-"$work/venv/bin/attnkit" fetch enfr-rnn reviews-han digits-captioner --from "$OLDPWD/src/attnkit"
+# the default translator (enfr-transformer's int8 export) and its reranking channel model (fren-rnn)
+"$work/venv/bin/attnkit" fetch enfr-transformer fren-rnn reviews-han digits-captioner --from "$OLDPWD/src/attnkit"
 out=$("$work/venv/bin/attnkit" translate "The cat sits on the mat.")
 echo "translate: $out"
-test -n "$out"
+test "$out" = "Le chat s'est assis sur le tapis."
 "$work/venv/bin/attnkit" classify "I love this dress, it fits perfectly." --json >/dev/null
 caption=$("$work/venv/bin/attnkit" caption "$OLDPWD/tests/fixtures/captions/img0.png")
 echo "caption: $caption"

@@ -1,10 +1,15 @@
 """Train, average and choose on dev in one command; the same on a GPU and a CPU.
 
     python scripts/train_gpu.py OUT CONFIG [CONFIG ...] [--variant NAME:KEY=VALUE[,KEY=VALUE]] \
-        [--minutes M] [--average K] [--device auto]
+        [--minutes M] [--steps N] [--sequential] [--average K] [--device auto]
 
 Every config x variant trains in its own process, all at once (small models leave a GPU mostly idle,
-so several share it well). Then each run's last K step checkpoints are averaged, greedy dev BLEU of
+so several share it well), or one after another with ``--sequential``. ``--steps N`` trains exactly N
+updates with the full linear decay (warmup, then lr to 0 at N; ``--minutes`` is then only a safety cap),
+so a run is never cut before its schedule ends. The retraining of enfr-transformer in one process:
+
+    python scripts/train_gpu.py runs/gpu enfr-transformer --steps 1800 --minutes 11 --sequential --average 5
+ Then each run's last K step checkpoints are averaged, greedy dev BLEU of
 its best and its averaged checkpoint is measured, and per config the checkpoint with the highest dev
 BLEU (never test) is written as ``OUT/NAME.pt`` (fp16 weights, inference only) with ``OUT/summary.json``.
 ``--smoke`` runs the same path at tiny size (a few steps, a few thousand pairs) to test it.
@@ -38,6 +43,10 @@ SMOKE = [
     "data.max_tokens=2000",
     "training.dev_limit=50",
     "training.warmup_steps=5",
+    "training.precision=fp32",  # bf16 autocast crawls on a CPU without bf16 units (AVX2)
+    "model.transformer.d_model=64",
+    "model.transformer.ff_size=128",
+    "model.transformer.encoder_layers=2",
 ]
 
 
@@ -53,6 +62,8 @@ def launch(out: Path, config: str, variant: str, sets: list[str], args: argparse
     run_dir = out / "runs" / name
     run_dir.mkdir(parents=True, exist_ok=True)
     overrides = [f"training.out_dir={run_dir}", f"training.max_minutes={args.minutes}"]
+    if args.steps:  # the whole linear decay, however long it takes within the --minutes cap
+        overrides += ["training.schedule=linear", f"training.max_steps={args.steps}"]
     overrides += [f"training.device={args.device}"] + sets + (SMOKE if args.smoke else [])
     start = args.init_dir / f"{load_config(config).name}.pt" if args.init_dir else None
     if start is not None and start.exists():  # continue from an earlier run's weights (fresh optimizer)
@@ -90,6 +101,8 @@ def main() -> int:
     parser.add_argument("configs", nargs="+")
     parser.add_argument("--variant", action="append", default=[], help="NAME:KEY=VALUE[,KEY=VALUE]")
     parser.add_argument("--minutes", type=float, default=5.5, help="wall-clock budget of each run")
+    parser.add_argument("--steps", type=int, default=0, help="exactly this many updates, linear decay to 0")
+    parser.add_argument("--sequential", action="store_true", help="one training process at a time")
     parser.add_argument("--average", type=int, default=5, help="average this many last checkpoints")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--smoke", action="store_true")
@@ -99,8 +112,13 @@ def main() -> int:
     args = parser.parse_args()
     started = time.time()
     variants = [parse_variant(v) for v in args.variant] or [("", [])]
-    jobs = [launch(args.out, c, v, s, args) for c in args.configs for v, s in variants]
-    failed = [name for name, _, _, proc in jobs if proc.wait() != 0]
+    jobs, failed = [], []
+    for c in args.configs:
+        for v, s in variants:
+            jobs.append(launch(args.out, c, v, s, args))
+            if args.sequential and jobs[-1][3].wait() != 0:
+                failed.append(jobs[-1][0])
+    failed += [name for name, _, _, proc in jobs if not args.sequential and proc.wait() != 0]
     for name, _, run_dir, _ in jobs:
         print(
             f"--- {name} (last lines of train.log)\n"

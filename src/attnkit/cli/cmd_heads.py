@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     translator = load_translator(args.model or args.model_option, device=args.device, backend="torch")
     check_model(translator)
     report = head_report(translator, sources, references, args.beam, args.steps)
-    report["model"] = translator.path
+    from ..pretrained import DEFAULTS
+
+    report["model"] = str(args.model or args.model_option or DEFAULTS["translator"])  # as the user named it
     if args.out:
         from ..files import atomic_write_json
 

@@ -35,7 +35,7 @@ function headGrid(rows, part, limit) {
 }
 
 function pruningCurve(points, beam) {
-  const width = 360, height = 220, left = 44, bottom = 30, top = 14, right = 12;
+  const width = 360, height = 230, left = 44, bottom = 30, top = 26, right = 12;
   const maxBleu = Math.max(...points.map((p) => p.bleu), 1);
   const x = (share) => left + share * (width - left - right), y = (b) => top + (1 - b / maxBleu) * (height - top - bottom);
   const root = svg("svg", { xmlns: SVG, class: "pruning-curve", width, height, viewBox: `0 0 ${width} ${height}` });
@@ -46,7 +46,7 @@ function pruningCurve(points, beam) {
     root.append(dot);
   });
   root.append(svg("text", { x: left, y: height - 6, class: "axis-label" }, "share of heads masked (least important first) \u2192"));
-  root.append(svg("text", { x: 4, y: top + 4, class: "axis-label" }, `BLEU (beam ${beam})`));
+  root.append(svg("text", { x: 4, y: 12, class: "axis-label" }, `BLEU (beam ${beam}), ${points[0].bleu} with every head`));
   return root;
 }
 
