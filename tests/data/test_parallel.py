@@ -69,7 +69,9 @@ def test_shipped_split_is_complete_and_aligned():
         with gzip.open(src, "rt", encoding="utf-8") as a, gzip.open(tgt, "rt", encoding="utf-8") as b:
             sizes[split] = (sum(1 for _ in a), sum(1 for _ in b))
     assert sizes == {"train": (161113, 161113), "dev": (2000, 2000), "test": (2000, 2000)}
-    with pytest.raises(ValueError, match="valid names: tatoeba-deu-eng, tatoeba-eng-deu, tatoeba-eng-fra, tatoeba-fra-eng"):
+    with pytest.raises(
+        ValueError, match="valid names: tatoeba-deu-eng, tatoeba-eng-deu, tatoeba-eng-fra, tatoeba-fra-eng"
+    ):
         parallel_split("wmt14", "train")
 
 

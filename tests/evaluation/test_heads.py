@@ -70,3 +70,24 @@ def test_heads_command_writes_json_and_refuses_an_rnn(tmp_path, transformer_ckpt
     capsys.readouterr()
     assert main(["heads", str(translator_ckpt), "--src", str(src), "--ref", str(ref)]) == 2
     assert "heads applies to Transformer translators" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["translate", "--attention-map", "rollout", "a cat"], "rollout does not apply to an RNN translator"),
+        (["translate", "--attention-map", "sharpest", "a cat"], "invalid choice: 'sharpest'"),
+        (["translate", "--attention-map", "grad", "--backend", "onnx", "a cat"], "reads the torch model"),
+        (["faithfulness", "--data", "x.jsonl", "--methods", "sharpest"], "unknown method 'sharpest'"),
+    ],
+)
+def test_attention_map_options_that_do_not_apply_exit_2_with_one_line(translator_ckpt, capsys, argv, message):
+    if argv[0] == "translate":
+        argv = [*argv[:1], "--model", str(translator_ckpt), *argv[1:]]
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # argparse's own refusals
+        code = stop.code
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and len(err) <= 2
