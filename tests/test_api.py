@@ -51,7 +51,12 @@ def test_over_long_input_is_truncated_with_a_warning(translator_ckpt):
 
 def test_n_best_alternatives(translator_ckpt):
     result = attnkit.load(translator_ckpt).translate(["ab cd"], beam=3, n_best=3)[0]
-    assert len(result.alternatives) == 2
+    assert len(result.alternatives) == 2 and result.translation not in result.alternatives
+    scores = [result.score, *result.alternative_scores]
+    assert scores == sorted(scores, reverse=True)  # best first, by the beam's normalized score
+    for tokens, attention in zip(result.alternative_tokens, result.alternative_attention):
+        assert attention.shape == (len(tokens), len(result.source_tokens))
+        assert abs(attention.sum(-1) - 1.0).max() < 1e-4
 
 
 def test_forced_attention_for_alignment(translator_ckpt, transformer_ckpt):

@@ -90,6 +90,8 @@ def test_format_1_checkpoint_names_convert_and_converts(tmp_path):
 
 def test_every_shipped_model_is_format_2_and_loads_safely():
     for name, path in shipped().items():
+        stored = torch.load(path, weights_only=True, map_location="cpu")  # the file's own keys, as data
+        assert (stored["format"], stored["format_version"]) == ("attnkit-checkpoint", 2), name
         assert load_checkpoint(path)["format_version"] == 2, name
 
 

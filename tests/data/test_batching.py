@@ -39,7 +39,15 @@ def test_shards_of_two_ranks_make_the_global_batch():
     whole = list(b.batches(0))
     r0, r1 = list(b.batches(0, rank=0, world_size=2)), list(b.batches(0, rank=1, world_size=2))
     assert len(whole) == len(r0) == len(r1)
-    assert whole[0].src.shape[0] == r0[0].src.shape[0] + r1[0].src.shape[0] or whole[0].src.shape[0] == 1
+
+    def rows(batch):
+        return [tuple(int(t) for t in row if t != PAD) for row in batch.src.tolist()]
+
+    for k, batch in enumerate(whole):  # every global batch is exactly its two shards, sentence for sentence
+        if len(rows(batch)) > 1:
+            assert sorted(rows(batch)) == sorted(rows(r0[k]) + rows(r1[k]))
+        else:  # a one-sentence batch: each rank gets that sentence (every rank needs a batch)
+            assert rows(r0[k]) == rows(r1[k]) == rows(batch)
 
 
 def test_make_batch_layout():

@@ -49,6 +49,10 @@ def test_average_command_writes_a_loadable_checkpoint(translator_ckpt, tmp_path,
     paths = [_variant(translator_ckpt, tmp_path / f"step-{i}.pt", s) for i, s in enumerate((1.0, 3.0))]
     assert main(["average", *map(str, paths), "--out", str(tmp_path / "avg.pt")]) == 0
     assert "averaged 2 checkpoints" in capsys.readouterr().err
+    base, avg = load_checkpoint(translator_ckpt)["model"], load_checkpoint(tmp_path / "avg.pt")["model"]
+    for key, value in base.items():  # what the command wrote is the mean of (1x, 3x): 2x
+        if value.is_floating_point():
+            torch.testing.assert_close(avg[key], value * 2.0)
     assert (
         main(["average", str(paths[0]), str(tmp_path / "missing.pt"), "--out", str(tmp_path / "x.pt")]) == 2
     )
