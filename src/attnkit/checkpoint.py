@@ -322,6 +322,19 @@ def load_checkpoint(path: str | Path, task: str | None = None) -> Checkpoint:
     return check_payload(_read_safely(path), path, task)
 
 
+# what torch.load raises on bytes that are not a checkpoint (random bytes reach the unpickler's tables)
+UNREADABLE = (
+    RuntimeError,
+    EOFError,
+    zipfile.BadZipFile,
+    OSError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+)
+
+
 def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False) -> Checkpoint:
     """Rewrite an earlier attnkit checkpoint in format 2. Unpickling arbitrary objects happens only
     with ``trust_pickle`` (a warning says so); the result is checked before it is written."""
@@ -336,9 +349,10 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
         warnings.warn(f"{src}: unpickling with arbitrary objects allowed (--trust-pickle)", stacklevel=2)
         try:
             payload = torch.load(src, map_location="cpu", weights_only=False)
-        except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
-            raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {exc})") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - arbitrary bytes unpickled: any failure means unreadable
+            reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+            raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {reason})") from None
+    except UNREADABLE as exc:
         raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {exc})") from None
     if not isinstance(payload, dict):
         raise CheckpointError(f"{src}: not an attnkit checkpoint (it holds a {type(payload).__name__})")
