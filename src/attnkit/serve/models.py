@@ -13,6 +13,7 @@ from ..errors import DataError, UnknownNameError, shorten
 from ..evaluation.alignment import Links, aer, attention_links, parse_naacl
 from ..evaluation.map_kinds import applies, model_kind
 from ..names import ATTENTION_MAPS
+from ..pretrained import shipped
 from ..results import Classification
 
 
@@ -89,8 +90,12 @@ class ModelSet:
         """The attention maps that apply to translator ``name`` (no torch imported)."""
         model = self.translators[name].model
         kind = model_kind(model)
-        if kind == "onnx":
-            kind = "transformer" if model.attention_layers else "rnn"
+        if kind == "onnx":  # the maps its torch checkpoint would give (a causal LM: attention only)
+            spec = self.specs.get(name, "")
+            has_checkpoint = spec in shipped() or Path(spec).suffix == ".pt"
+            if not hasattr(model, "log_probs") or not has_checkpoint:  # an export folder: no torch twin
+                return ["attention"]
+            kind = "transformer" if getattr(model, "attention_layers", 0) else "rnn"
         return [m for m in ATTENTION_MAPS if applies(m, kind)]
 
     @staticmethod
@@ -114,7 +119,7 @@ class ModelSet:
                 "heads": t.model.attention_heads,
                 "self_attention": bool(getattr(t.model, "returns_self_attention", False)),
                 "attention_maps": self.attention_maps(t.name),
-                "rerank": t.model.reranker is not None,
+                "rerank": getattr(t.model, "reranker", None) is not None,
                 "default": i == 0,
             }
             for i, t in enumerate(self.translators.values())
