@@ -30,7 +30,15 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", BLOCK, *args], capture_output=True, text=True, timeout=120)
 
 
-SHIPPED = ["digits-captioner", "enfr-rnn", "enfr-transformer", "ende-transformer", "fren-rnn", "reviews-han"]
+SHIPPED = [
+    "deen-rnn",
+    "digits-captioner",
+    "enfr-rnn",
+    "enfr-transformer",
+    "ende-transformer",
+    "fren-rnn",
+    "reviews-han",
+]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
