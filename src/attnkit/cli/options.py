@@ -21,8 +21,8 @@ def add_rerank(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="noisy-channel reranking of the beam's n-best list with the shipped reverse model and the "
-        "weights chosen on dev (enfr-rnn, enfr-transformer: fren-rnn; ende-transformer: deen-rnn). Default: on for the default "
-        "translator (no --model), off for a named one",
+        "weights chosen on dev (enfr-rnn, enfr-transformer: fren-rnn; ende-transformer: deen-rnn). "
+        "Default: on for the default translator (no --model), off for a named one",
     )
     p.add_argument(
         "--channel-model",
