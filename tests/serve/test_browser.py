@@ -54,6 +54,24 @@ def page(browser):
     assert errors == [] and dialogs == []
 
 
+@pytest.fixture
+def offline_page(browser):
+    """Opens a static page (a file) in an offline context; no page error may happen before teardown."""
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    context.set_offline(True)
+    errors: list[str] = []
+
+    def open_file(path):
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        return page
+
+    yield open_file
+    context.close()
+    assert errors == []
+
+
 def _open(page, server, view):
     page.goto(f"{server}/#{view}")
     page.wait_for_selector("body[data-ready=true]")
@@ -393,7 +411,7 @@ def test_caption_page_shows_each_words_attention_over_the_image(server, page, tm
     card.screenshot(path=str(shots / "caption.png"))
 
 
-def test_static_caption_page_works_offline(browser, captioner_ckpt, tmp_path):
+def test_static_caption_page_works_offline(offline_page, captioner_ckpt, tmp_path):
     from PIL import Image
 
     from attnkit.datasets.digits import digit_strings
@@ -402,17 +420,10 @@ def test_static_caption_page_works_offline(browser, captioner_ckpt, tmp_path):
     Image.fromarray(digit_strings("test", 1)[0].image).save(path)
     page_file = tmp_path / "caption.html"
     assert main(["caption", str(path), "--model", str(captioner_ckpt), "--html", str(page_file)]) == 0
-    context = browser.new_context(viewport={"width": 1100, "height": 800})
-    context.set_offline(True)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(page_file.as_uri())
+    page = offline_page(page_file)
     card = page.wait_for_selector(".caption-card")
     assert card.query_selector(".source").inner_text() == str(path)
     assert abs(sum(_cell_weights(card)) - 1.0) < 1e-3  # the first word's map is shown
-    context.close()
-    assert errors == []
 
 
 def test_the_map_selector_shows_a_derived_map_equal_to_the_api(server, page, models):
@@ -434,7 +445,7 @@ def test_the_map_selector_shows_a_derived_map_equal_to_the_api(server, page, mod
     assert options == ["attention", "rollout", "flow", "norm", "grad", "value_zeroing"]
 
 
-def test_the_heads_page_draws_a_head_report_offline(browser, transformer_ckpt, tmp_path, shots):
+def test_the_heads_page_draws_a_head_report_offline(offline_page, transformer_ckpt, tmp_path, shots):
     src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
     src.write_text("the cat sat .\na dog .\n")
     ref.write_text("le chat .\nun chien .\n")
@@ -442,12 +453,7 @@ def test_the_heads_page_draws_a_head_report_offline(browser, transformer_ckpt, t
     argv = ["heads", str(transformer_ckpt), "--src", str(src), "--ref", str(ref), "--steps", "3"]
     assert main([*argv, "--html", str(page_file), "--out", str(report_file)]) == 0
     report = json.loads(report_file.read_text())
-    context = browser.new_context(viewport={"width": 1100, "height": 800})
-    context.set_offline(True)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(page_file.as_uri())
+    page = offline_page(page_file)
     card = page.wait_for_selector(".heads-card")
     cells = card.query_selector_all("rect.head-cell")
     assert len(cells) == len(report["heads"]) == 12
@@ -461,5 +467,3 @@ def test_the_heads_page_draws_a_head_report_offline(browser, transformer_ckpt, t
     assert points == [p["bleu"] for p in report["pruning"]]
     assert len(card.query_selector_all("table.sinks tr")) == 1 + 6  # header + 3 parts x 2 layers
     page.screenshot(path=str(shots / "heads.png"), full_page=True)
-    context.close()
-    assert errors == []
