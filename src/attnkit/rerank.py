@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,6 +32,15 @@ SHIPPED: dict[str, tuple[str, float, float]] = {
 }
 
 
+class Candidate(NamedTuple):
+    """One n-best entry: its text, total log p(y|x), attention (T, S) and target pieces with </s>."""
+
+    text: str
+    forward: float
+    attention: np.ndarray
+    pieces: list[str]
+
+
 @dataclass
 class NoisyChannel:
     """A channel model (target -> source translator) and the weights of the combined score."""
@@ -41,37 +50,39 @@ class NoisyChannel:
     length_weight: float
     alpha: float = 1.0  # the forward beam's length-penalty exponent (its scores are divided by it)
 
-    def candidates(self, result: Any) -> list[tuple[str, list[int], float, np.ndarray, list[str]]]:
-        """(text, token ids, forward log-probability, attention, pieces) of the best and each alternative."""
-        rows = [(result.translation, result.target_ids, result.score, result.attention, result.target_tokens)]
-        for k, text in enumerate(result.alternatives):
-            tokens = result.alternative_tokens[k] if k < len(result.alternative_tokens) else []
-            attention = result.alternative_attention[k] if k < len(result.alternative_attention) else None
-            rows.append((text, [], result.alternative_scores[k], attention, tokens))
-        out = []
-        for text, ids, score, attention, pieces in rows:
-            length = max(len(pieces), 1)  # pieces include </s>: the beam's t + 1
-            out.append((text, ids, float(score) * length_penalty(length, self.alpha), attention, pieces))
-        return out
+    def candidates(self, result: Any) -> list[Candidate]:
+        """The best translation and each alternative, with its total forward log-probability."""
+        rows = [(result.translation, result.score, result.attention, result.target_tokens)]
+        rows += zip(
+            result.alternatives,
+            result.alternative_scores,
+            result.alternative_attention,
+            result.alternative_tokens,
+        )
+        # pieces include </s>: the beam divided log p by the length penalty of t + 1 = len(pieces)
+        return [
+            Candidate(text, float(score) * length_penalty(max(len(pieces), 1), self.alpha), attention, pieces)
+            for text, score, attention, pieces in rows
+        ]
 
     def rerank(self, results: Sequence[Any]) -> list[Any]:
         """Each result with its candidates reordered by the combined score (one with no alternatives is
         scored too, so every answer carries both scores); scores stay the model's own."""
-        jobs = [(i, c) for i, r in enumerate(results) if r.translation for c in self.candidates(r)]
-        channel = self.channel.log_probs([c[0] for _, c in jobs], [results[i].source for i, _ in jobs])
+        lists = {i: self.candidates(r) for i, r in enumerate(results) if r.translation}
+        texts = [c.text for cands in lists.values() for c in cands]
+        sources = [results[i].source for i, cands in lists.items() for _ in cands]
+        channel = self.channel.log_probs(texts, sources)
         out, cursor = list(results), 0
-        for i, result in enumerate(results):
-            if result.translation:
-                cands = self.candidates(result)
-                out[i] = self._reordered(result, cands, channel[cursor : cursor + len(cands)])
-                cursor += len(cands)
+        for i, cands in lists.items():
+            out[i] = self._reordered(results[i], cands, channel[cursor : cursor + len(cands)])
+            cursor += len(cands)
         return out
 
-    def _reordered(self, result: Any, cands: list[Any], channel: np.ndarray) -> Any:
+    def _reordered(self, result: Any, cands: list[Candidate], channel: np.ndarray) -> Any:
         scores = [result.score, *result.alternative_scores]
         combined = [
-            forward + self.channel_weight * float(back) + self.length_weight * len(pieces)
-            for (_, _, forward, _, pieces), back in zip(cands, channel)
+            c.forward + self.channel_weight * float(back) + self.length_weight * len(c.pieces)
+            for c, back in zip(cands, channel)
         ]
         order = sorted(range(len(cands)), key=lambda k: -combined[k])
         best, rest = order[0], order[1:]
@@ -80,11 +91,11 @@ class NoisyChannel:
             "length_weight": self.length_weight,
             "candidates": [
                 {
-                    "text": cands[k][0],
+                    "text": cands[k].text,
                     "beam_rank": k,
-                    "forward": round(cands[k][2], 4),
+                    "forward": round(cands[k].forward, 4),
                     "channel": round(float(channel[k]), 4),
-                    "length": len(cands[k][4]),
+                    "length": len(cands[k].pieces),
                     "combined": round(combined[k], 4),
                 }
                 for k in order
@@ -92,15 +103,15 @@ class NoisyChannel:
         }
         return dataclasses.replace(
             result,
-            translation=cands[best][0],
-            target_tokens=cands[best][4],
-            attention=np.asarray(cands[best][3], dtype=np.float32),
+            translation=cands[best].text,
+            target_tokens=cands[best].pieces,
+            attention=np.asarray(cands[best].attention, dtype=np.float32),
             score=float(scores[best]),
             target_ids=result.target_ids if best == 0 else [],
-            alternatives=[cands[k][0] for k in rest],
+            alternatives=[cands[k].text for k in rest],
             alternative_scores=[float(scores[k]) for k in rest],
-            alternative_tokens=[cands[k][4] for k in rest],
-            alternative_attention=[np.asarray(cands[k][3], dtype=np.float32) for k in rest],
+            alternative_tokens=[cands[k].pieces for k in rest],
+            alternative_attention=[np.asarray(cands[k].attention, dtype=np.float32) for k in rest],
             rerank=rerank,
         )
 
