@@ -128,6 +128,14 @@ def _normalized_self(relevance: np.ndarray) -> np.ndarray:
     return normalize_rows(relevance - eye) + eye
 
 
+def self_relevance(layers: Sequence[np.ndarray], n: int) -> np.ndarray:
+    """Chefer et al.'s self-attention rule over a stack: R = I, then R += A_bar R per layer -> (N, N)."""
+    out = np.eye(n)
+    for a in layers:
+        out = out + a @ out
+    return out
+
+
 def relevance(
     encoder: Sequence[np.ndarray], decoder: Sequence[np.ndarray], cross: Sequence[np.ndarray]
 ) -> np.ndarray:
@@ -138,9 +146,7 @@ def relevance(
     cross: R^ts += norm(R^tt)^T A_bar norm(R^ss)."""
     s = cross[0].shape[1]
     t = cross[0].shape[0]
-    r_ss = np.eye(s)
-    for a in encoder:
-        r_ss = r_ss + a @ r_ss
+    r_ss = self_relevance(encoder, s)
     r_tt, r_ts = np.eye(t), np.zeros((t, s))
     bar_ss = _normalized_self(r_ss)
     for self_a, cross_a in zip(decoder, cross):

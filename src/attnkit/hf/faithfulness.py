@@ -120,10 +120,7 @@ class HFProbability:
                     am.gradient_weighted(w, g[b].float().cpu().numpy()[:, real][:, :, real])
                     for w, g in zip(layers, grads)
                 ]
-                relevance = np.eye(bars[0].shape[0])
-                for bar in bars:
-                    relevance = relevance + bar @ relevance
-                row = relevance[0]
+                row = am.self_relevance(bars, bars[0].shape[0])[0]
             else:
                 levels = [am.residual_mix(w) for w in layers]
                 row = am.rollout(levels)[0] if method == "rollout" else am.layered_flow(levels, [0])[0]
