@@ -170,7 +170,10 @@ def _newest_loads(out: Path) -> bool:
     steps = sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1])) if out.is_dir() else []
     if not steps:
         return True
-    code = "import sys; from attnkit.checkpoint import load_checkpoint; c = load_checkpoint(sys.argv[1]); c['optimizer']"
+    code = (
+        "import sys; from attnkit.checkpoint import load_checkpoint; "
+        "c = load_checkpoint(sys.argv[1]); c['optimizer']"
+    )
     return subprocess.run([sys.executable, "-c", code, str(steps[-1])], capture_output=True).returncode == 0
 
 

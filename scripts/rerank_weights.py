@@ -27,7 +27,7 @@ def _read(split: str, pair: str) -> tuple[list[str], list[str]]:
     from attnkit.datasets import parallel_split
 
     paths = parallel_split(pair, split)
-    src, ref = ([line.rstrip("\n") for line in gzip.open(p, "rt", encoding="utf-8")] for p in paths)
+    src, ref = (gzip.decompress(p.read_bytes()).decode("utf-8").rstrip("\n").split("\n") for p in paths)
     return src, ref
 
 

@@ -28,11 +28,11 @@ from pathlib import Path
 import torch
 
 from attnkit.checkpoint import inference_payload, load_checkpoint, save_payload, step_checkpoints
+from attnkit.config import load_config
 from attnkit.data.parallel import read_parallel
 from attnkit.datasets import parallel_split
 from attnkit.evaluation.metrics import corpus_scores
 from attnkit.training.average import average_checkpoints
-from attnkit.training.config import load_config
 from attnkit.translator import Translator
 
 SMOKE = [

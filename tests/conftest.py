@@ -6,14 +6,14 @@ torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
 
 import pytest  # noqa: E402
 
-from attnkit.training.config import ExperimentConfig, to_dict  # noqa: E402
+from attnkit.config import ExperimentConfig, to_dict  # noqa: E402
 
 FIXTURES = __import__("pathlib").Path(__file__).parents[1] / "src" / "attnkit" / "configs"  # toy data
 
 
 def _save(path, config, model, **extra):
     from attnkit import __version__
-    from attnkit.training.checkpoint import save_payload
+    from attnkit.checkpoint import save_payload
 
     save_payload(
         {
@@ -53,9 +53,9 @@ def translator_ckpt(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def transformer_ckpt(tmp_path_factory, translator_ckpt):
+    from attnkit.checkpoint import load_checkpoint
     from attnkit.data.tokenizer import SubwordTokenizer
     from attnkit.models import build_model
-    from attnkit.training.checkpoint import load_checkpoint
 
     tok = SubwordTokenizer(load_checkpoint(translator_ckpt)["tokenizer"])
     config = ExperimentConfig(name="tiny-transformer")

@@ -33,10 +33,10 @@ import torch
 
 from .errors import CheckpointError
 from .files import atomic_write_bytes, atomic_write_json, atomic_write_text
+from .names import TASKS
 
 FORMAT = "attnkit-checkpoint"
 FORMAT_VERSION = 2
-TASKS = ("captioning", "classification", "translation")
 _STEP = re.compile(r"step-(\d+)\.pt$")
 
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import yaml
 
 from .errors import ConfigError
+from .names import MODEL_TASKS, SECTIONS, TASKS
 
 
 @dataclass
@@ -315,21 +316,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     return config
 
 
-# The model registry's names and tasks (``attnkit.models.MODELS``), here without importing torch.
-MODEL_TASKS = {
-    "captioner": "captioning",
-    "han": "classification",
-    "hard_captioner": "captioning",
-    "rnn": "translation",
-    "transformer": "translation",
-}
-SECTIONS = {"hard_captioner": "captioner"}  # models configured by another model's section
-
-
 def validate(config: ExperimentConfig) -> None:
     """Cross-field checks with messages that say what is valid."""
     choices = {
-        "task": (config.task, ("captioning", "classification", "translation")),
+        "task": (config.task, TASKS),
         "model.name": (config.model.name, tuple(MODEL_TASKS)),
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
         "training.precision": (config.training.precision, ("bf16", "fp32")),

@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from . import search
-from .data.arrays import source_arrays
+from .data.arrays import MAX_SOURCE_TOKENS, source_arrays
 from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
 from .data.parallel import normalize
 from .errors import DataError, UsageError
@@ -139,7 +139,7 @@ class TranslatorBase:
 
     tokenizer: Tokens
     target_tokenizer: Tokens
-    max_source_tokens: int = 200
+    max_source_tokens: int = MAX_SOURCE_TOKENS
     path: str = ""
     # end-of-sentence and padding ids and how </s> is shown (a Hugging Face backend has its own)
     eos_id: int = EOS
@@ -411,12 +411,6 @@ class Classification:
             "word_weights": [[round(w, 5) for w in row] for row in self.word_weights],
             "unread_words": self.unread_words,
         }
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Shapes: (B, C) -> (B, C), rows summing to 1."""
-    shifted = np.exp(logits - logits.max(-1, keepdims=True))
-    return np.asarray(shifted / shifted.sum(-1, keepdims=True))
 
 
 def classification(

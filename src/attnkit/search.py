@@ -15,22 +15,27 @@ its length limit only EOS is allowed, so every sentence finishes. Beam size 1 re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from .errors import UsageError
 from .vocab import BOS, EOS
 
+Index = TypeVar("Index", contravariant=True)
 
-class State(Protocol):
-    """Whatever a model carries between decoder steps; the search only reorders and expands it."""
 
-    def reorder(self, index: np.ndarray) -> State:
+class State(Protocol[Index]):
+    """Whatever a model carries between decoder steps; the search only reorders and expands it.
+
+    ``Index`` is what row indices are: ``np.ndarray`` here, a ``torch.Tensor`` for the torch models'
+    own states (``models.outputs.Seq2SeqModel``), which ``attnkit.decoding`` wraps as NumPy ones."""
+
+    def reorder(self, index: Index) -> State[Index]:
         """Select batch rows (B',) int64 -> a state for B' rows (finished rows leave, beams move)."""
         ...
 
-    def expand(self, beam: int) -> State:
+    def expand(self, beam: int) -> State[Index]:
         """Repeat each batch row ``beam`` times, adjacently: B -> B * beam."""
         ...
 
@@ -42,12 +47,14 @@ class Stepper(Protocol):
 
     target_ids: np.ndarray
 
-    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> State:
+    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> State[np.ndarray]:
         """src (B, S) int64 (or any batch-first input its model reads: images (B, C, H, W) for a
         captioner), src_mask (B, S) bool: the positions attention ranges over -> the initial state."""
         ...
 
-    def step(self, prev: np.ndarray, state: Any, k: int) -> tuple[np.ndarray, np.ndarray, State, np.ndarray]:
+    def step(
+        self, prev: np.ndarray, state: Any, k: int
+    ) -> tuple[np.ndarray, np.ndarray, State[np.ndarray], np.ndarray]:
         """prev (B, 1) int64 token ids -> the ``k`` best continuations of each row: log-probabilities
         (B, k) float32, largest first, and their output indices (B, k) int64; the new state; attention
         (B, 1, S). (The best 2K continuations of a beam are among its rows' best 2K each, so the search

@@ -104,8 +104,8 @@ def test_unknown_rnn_type_and_scorer_list_valid_names():
 @pytest.mark.parametrize("kind", ["rnn", "transformer"])
 def test_separate_source_vocabulary_gets_its_own_table(kind):
     """Source ids may exceed the target vocabulary; the output is tied to the target table only."""
+    from attnkit.config import ModelConfig
     from attnkit.models import build_model
-    from attnkit.training.config import ModelConfig
 
     config = ModelConfig(name=kind)
     config.rnn.embed_size = config.rnn.hidden_size = 16

@@ -35,7 +35,7 @@ def _peaked(path, tmp_path, name):
         for k, v in ckpt["model"].items()
     }
     extra = {k: v for k, v in ckpt.items() if k not in ("config", "model", "attnkit_version", "step")}
-    from attnkit.training.config import ExperimentConfig, from_dict
+    from attnkit.config import ExperimentConfig, from_dict
 
     model = type("M", (), {"state_dict": lambda self: ckpt["model"]})()
     return _save(tmp_path / f"{name}.pt", from_dict(ExperimentConfig, ckpt["config"]), model, **extra)
@@ -44,8 +44,8 @@ def _peaked(path, tmp_path, name):
 def _rnn_variant(translator_ckpt, tmp, variant):
     """The tiny RNN checkpoint rebuilt with ``RNN_VARIANTS[variant]`` (new weights, sharpened)."""
     from attnkit.checkpoint import load_checkpoint
+    from attnkit.config import ExperimentConfig, from_dict
     from attnkit.models import build_model
-    from attnkit.training.config import ExperimentConfig, from_dict
 
     ckpt = load_checkpoint(translator_ckpt)
     config = from_dict(ExperimentConfig, ckpt["config"])
@@ -161,7 +161,7 @@ def test_int8_export_translates_close_to_fp32(exported):
 @pytest.fixture(scope="module")
 def han_export(tmp_path_factory, classifier_ckpt):
     from attnkit.checkpoint import load_checkpoint
-    from attnkit.training.config import ExperimentConfig, from_dict
+    from attnkit.config import ExperimentConfig, from_dict
 
     tmp = tmp_path_factory.mktemp("han")
     ckpt = load_checkpoint(classifier_ckpt)

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from attnkit.training.checkpoint import load_checkpoint
+from attnkit.checkpoint import load_checkpoint
 from tests.helpers import tiny_han_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
+from attnkit.checkpoint import load_checkpoint, save_payload
 from attnkit.training.average import average_checkpoints
-from attnkit.training.checkpoint import load_checkpoint, save_payload
 
 
 def _variant(src, path, scale):
@@ -60,8 +60,8 @@ def test_average_command_writes_a_loadable_checkpoint(translator_ckpt, tmp_path,
 
 def _reseeded(src, path, seed, hidden):
     """Another member: same vocabulary and labels, other weights and size."""
+    from attnkit.config import ExperimentConfig, from_dict, to_dict
     from attnkit.models import build_model
-    from attnkit.training.config import ExperimentConfig, from_dict, to_dict
 
     ckpt = load_checkpoint(src)
     config = from_dict(ExperimentConfig, ckpt["config"])

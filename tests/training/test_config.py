@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnkit.training.config import ConfigError, load_config
+from attnkit.config import ConfigError, load_config
 from attnkit.training.schedule import Schedule, linear_factor, warmup_factor
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "src" / "attnkit" / "configs").glob("*.yaml"))

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
+from attnkit.checkpoint import load_checkpoint, save_payload
 from attnkit.classifier import Classifier
-from attnkit.training.checkpoint import load_checkpoint, save_payload
 from attnkit.training.prior import geometric_mean, prior_bias, stored_class_weights
 
 TEXTS = ["love it. great fit!", "terrible fabric. ripped. ok i guess"]

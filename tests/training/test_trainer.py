@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from attnkit.checkpoint import load_checkpoint, step_checkpoints
 from attnkit.cli.main import main
-from attnkit.training.checkpoint import load_checkpoint, step_checkpoints
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = str(ROOT / "configs" / "toy-copy.yaml")
@@ -64,7 +64,7 @@ def test_separate_vocabularies_train_save_and_translate(tmp_path):
 
 
 def test_unknown_vocabulary_kind_lists_the_valid_ones(tmp_path):
-    from attnkit.training.config import ConfigError, load_config
+    from attnkit.config import ConfigError, load_config
 
     with pytest.raises(ConfigError, match="data.vocabulary.*valid: joint, separate"):
         load_config(TOY, ["data.vocabulary=shared"])
@@ -162,7 +162,7 @@ def test_init_from_another_architecture_names_the_difference(tmp_path, capsys):
 
 
 def test_subword_sampling_trains_with_new_pieces_each_epoch(tmp_path):
-    from attnkit.training.config import load_config
+    from attnkit.config import load_config
     from attnkit.training.translation import TranslationTask
 
     config = load_config(TOY, [s for s in _sets(tmp_path) if s != "--set"] + ["data.subword_alpha=0.1"])

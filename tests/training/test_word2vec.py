@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from attnkit.config import ConfigError, load_config
 from attnkit.models import build_model
 from attnkit.training.classification import ClassificationTask
-from attnkit.training.config import ConfigError, load_config
 from attnkit.training.word2vec import train_word2vec
 from tests.helpers import han_overrides
 

@@ -6,10 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from attnkit.config import ConfigError, load_config
 from attnkit.models import build_model
 from attnkit.training import wordllama
 from attnkit.training.classification import ClassificationTask
-from attnkit.training.config import ConfigError, load_config
 from attnkit.training.wordllama import ROW_NORM, token_vectors, wordllama_vectors
 from tests.helpers import han_overrides
 

@@ -24,7 +24,6 @@ from .modules import (
 from .multihead import KeyValue, MultiHeadAttention, causal_mask
 from .pooling import AttentionPooling, HierarchicalAttention, HierarchicalOutput
 from .positional import SinusoidalPositionalEncoding, sinusoidal_table
-from .registry import Registry
 from .scorers import SCORERS, Scorer, build_scorer
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "LuongAttention",
     "MultiHeadAttention",
     "PositionAwareAttention",
-    "Registry",
     "Scorer",
     "SelfAttention",
     "SinusoidalPositionalEncoding",

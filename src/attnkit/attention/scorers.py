@@ -12,10 +12,10 @@ import math
 import torch
 from torch import Tensor, nn
 
+from ..names import SCORER_TABLE, Registry
 from .core import check_rank, check_same
-from .registry import Registry
 
-SCORERS: Registry[Scorer] = Registry("scorer")
+SCORERS = Registry("scorer", SCORER_TABLE)  # names -> Scorer classes (``attnkit.names``)
 
 
 class Scorer(nn.Module):
@@ -48,7 +48,6 @@ class Scorer(nn.Module):
         raise NotImplementedError
 
 
-@SCORERS.register("dot")
 class DotScorer(Scorer):
     """Luong dot: ``score(h_t, h_s) = h_t^T h_s`` (Luong et al. 2015, sec. 3.1, eq. 8).
 
@@ -66,7 +65,6 @@ class DotScorer(Scorer):
         return torch.bmm(query, keys.transpose(1, 2))  # (B, T, S)
 
 
-@SCORERS.register("scaled_dot")
 class ScaledDotScorer(DotScorer):
     """Scaled dot product: ``q^T k / sqrt(Dk)`` (Vaswani et al. 2017, sec. 3.2.1, eq. 1).
 
@@ -77,7 +75,6 @@ class ScaledDotScorer(DotScorer):
         return torch.bmm(query, keys.transpose(1, 2)) / math.sqrt(self.key_size)  # (B, T, S)
 
 
-@SCORERS.register("general", "bilinear")
 class GeneralScorer(Scorer):
     """Luong general (bilinear): ``score(h_t, h_s) = h_t^T W_a h_s`` (Luong et al. 2015, eq. 8).
 
@@ -97,7 +94,6 @@ class GeneralScorer(Scorer):
         return torch.bmm(query, keys_proj.transpose(1, 2))  # (B, T, S)
 
 
-@SCORERS.register("additive", "bahdanau")
 class AdditiveScorer(Scorer):
     """Bahdanau additive: ``score(s, h) = v^T tanh(W_q s + W_k h)`` (Bahdanau et al. 2015, A.1.2).
 
@@ -121,7 +117,6 @@ class AdditiveScorer(Scorer):
         return self.energy(hidden).squeeze(-1)  # (B, T, S)
 
 
-@SCORERS.register("concat")
 class ConcatScorer(AdditiveScorer):
     """Luong concat: ``score(h_t, h_s) = v_a^T tanh(W_a [h_t; h_s])`` (Luong et al. 2015, eq. 8).
 
@@ -137,7 +132,6 @@ class ConcatScorer(AdditiveScorer):
         return torch.cat([self.query_proj.weight, self.key_proj.weight], dim=1)
 
 
-@SCORERS.register("location")
 class LocationScorer(Scorer):
     """Luong location-based: scores from the query alone, ``a_t = softmax(W_a h_t)`` (eq. 9).
 

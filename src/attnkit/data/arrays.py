@@ -9,6 +9,8 @@ import numpy as np
 
 from ..vocab import EOS, PAD
 
+MAX_SOURCE_TOKENS = 200  # subwords of one source a translator reads; longer ones are cut (with a note)
+
 
 def pad_ids(
     seqs: Sequence[Sequence[int]], prefix: int | None = None, suffix: int | None = None, pad: int = PAD

@@ -16,8 +16,11 @@ import torch
 from torch import Tensor
 
 from ..errors import DataError
-from .arrays import pad_ids
+from .arrays import pad_ids, source_arrays
 from .tokenizer import BOS, EOS, PAD
+
+SEED_STRIDE = 100_003  # (seed, epoch) -> seed * stride + epoch: distinct for every epoch below the stride
+POOL_TOKENS_PER_SENTENCE = 12  # pools hold about pool_batches batches of sentences this long
 
 
 @dataclass
@@ -42,9 +45,9 @@ def pad_batch(seqs: Sequence[Sequence[int]], prefix: int | None = None, suffix: 
 
 
 def make_source(seqs: Sequence[Sequence[int]]) -> tuple[Tensor, Tensor]:
-    """Source ids with EOS appended. -> src (B, S), src_mask (B, S)."""
-    src = pad_batch(seqs, suffix=EOS)
-    return src, src != PAD
+    """``arrays.source_arrays`` as tensors: ids with EOS appended. -> src (B, S), src_mask (B, S)."""
+    src, src_mask = source_arrays(seqs)
+    return torch.from_numpy(src), torch.from_numpy(src_mask)
 
 
 def make_batch(src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]]) -> Batch:
@@ -57,7 +60,8 @@ class TokenBatcher:
     """Length-bucketed token batches over encoded pairs, reproducible from (seed, epoch).
 
     With ``world_size`` > 1, rank r takes every world_size-th sentence of each global batch, so N
-    processes together see exactly the global batches a single process sees.
+    processes together see the global batches a single process sees (a batch of fewer than N sentences
+    is the one exception: the ranks left without a sentence repeat its first, so every rank steps).
     """
 
     def __init__(
@@ -80,10 +84,10 @@ class TokenBatcher:
 
     def plan(self, epoch: int) -> list[list[int]]:
         """The epoch's batches as lists of sentence indices."""
-        rng = random.Random(self.seed * 100_003 + epoch)
+        rng = random.Random(self.seed * SEED_STRIDE + epoch)
         order = list(self.index)
         rng.shuffle(order)
-        pool = max(1, self.pool_batches * self.max_tokens // 12)
+        pool = max(1, self.pool_batches * self.max_tokens // POOL_TOKENS_PER_SENTENCE)
         batches: list[list[int]] = []
         for start in range(0, len(order), pool):
             chunk = sorted(order[start : start + pool], key=lambda i: (len(self.src[i]), len(self.tgt[i])))

@@ -14,22 +14,9 @@ import torch
 from torch import Tensor
 
 from .. import search
-from ..search import length_penalty, output_vocabulary
+from ..search import Hypothesis, length_penalty, output_vocabulary
 
-__all__ = ["Hypothesis", "TorchStepper", "length_penalty", "max_lengths", "output_vocabulary", "to_torch"]
-
-
-@dataclass
-class Hypothesis:
-    """One decoded sentence. Shapes: tokens (T,) without BOS/EOS; attention (T + 1, S) incl. EOS row."""
-
-    tokens: list[int]
-    score: float
-    attention: Tensor
-
-
-def to_torch(hyp: search.Hypothesis) -> Hypothesis:
-    return Hypothesis(hyp.tokens, hyp.score, torch.from_numpy(hyp.attention))
+__all__ = ["Hypothesis", "TorchStepper", "length_penalty", "max_lengths", "output_vocabulary"]
 
 
 def max_lengths(src_mask: Tensor, ratio: float, extra: int) -> Tensor:
@@ -87,9 +74,8 @@ def greedy_search(
     model: Any, src: Tensor, src_mask: Tensor, max_ratio: float = 1.5, max_extra: int = 10
 ) -> list[Hypothesis]:
     """``attnkit.search.greedy`` over a torch model. Shapes: src (B, S), src_mask (B, S) -> B hypotheses,
-    attention (T + 1, S_i) each (on the CPU)."""
-    stepper = TorchStepper(model, src.device)
-    return [to_torch(h) for h in search.greedy(stepper, *_numpy(src, src_mask), max_ratio, max_extra)]
+    attention (T + 1, S_i) each (NumPy)."""
+    return search.greedy(TorchStepper(model, src.device), *_numpy(src, src_mask), max_ratio, max_extra)
 
 
 @torch.no_grad()
@@ -106,5 +92,4 @@ def beam_search(
     """``attnkit.search.beam`` over a torch model. Shapes: src (B, S), src_mask (B, S) -> per sentence, its
     ``n_best`` hypotheses, best first."""
     stepper = TorchStepper(model, src.device)
-    found = search.beam(stepper, *_numpy(src, src_mask), beam_size, alpha, n_best, max_ratio, max_extra)
-    return [[to_torch(h) for h in hyps] for hyps in found]
+    return search.beam(stepper, *_numpy(src, src_mask), beam_size, alpha, n_best, max_ratio, max_extra)

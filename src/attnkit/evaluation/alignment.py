@@ -17,11 +17,11 @@ import numpy as np
 from ..data.parallel import DataError
 from ..data.words import aggregate_to_words, special_words
 from ..errors import UsageError
+from ..names import ALIGNMENT_METHODS as METHODS
 from ..names import ALIGNMENT_SCORES as SCORES
 from ..names import SYMMETRIZATIONS as SYMMETRIZE
 
 Links = set[tuple[int, int]]
-METHODS = ("argmax", "intersect", "threshold", "union")
 
 
 def align(weights: np.ndarray, method: str = "argmax", threshold: float = 0.3) -> Links:

@@ -54,7 +54,7 @@ def _onnx_gates(weight: Tensor, lstm: bool) -> Tensor:
 
 def _padded_pair(pair: nn.ModuleList, x: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
     """A layer's forward and backward RNNs over padded rows, in eager torch: each row's backward pass
-    reads its tokens reversed inside its own length. -> out (B, L, 2H), final (2, B, H)."""
+    reads its tokens reversed inside its own length. -> out (B, L, 2D), final (2, B, D)."""
     forward, backward = cast(nn.RNNBase, pair[0]), cast(nn.RNNBase, pair[1])
     steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)  # (1, L)
     inside = steps < lengths.unsqueeze(1)
@@ -72,8 +72,8 @@ class _BiRNNNode(torch.autograd.Function):
     """One layer of a bidirectional GRU/LSTM over padded rows as a single ONNX GRU/LSTM node with
     ``sequence_lens`` (its backward direction starts at each row's last real token, as a packed RNN
     does). Only for tracing: ``forward`` gives the shapes (zeros), ``symbolic`` the node; the export's
-    check compares the graph with the torch model. Shapes: x (B, L, I), lengths (B,) -> out (B, L, 2H),
-    final (2, B, H) (forward, backward)."""
+    check compares the graph with the torch model. Shapes: x (B, L, I), lengths (B,) -> out (B, L, 2D),
+    final (2, B, D) (forward, backward)."""
 
     @staticmethod
     def forward(  # type: ignore[override]
@@ -86,7 +86,7 @@ class _BiRNNNode(torch.autograd.Function):
     def symbolic(  # type: ignore[no-untyped-def]
         g, x, lengths, w, r, b, lstm
     ):
-        hidden = r.type().sizes()[-1]  # R: (2, gates x H, H)
+        hidden = r.type().sizes()[-1]  # R: (2, gates x D, D)
         xt = g.op("Transpose", x, perm_i=[1, 0, 2])  # (L, B, I)
         lens = g.op("Cast", lengths, to_i=6)  # int32, as ONNX asks
         extra = {} if lstm else {"linear_before_reset_i": 1}  # torch's GRU applies r after R h + b
@@ -102,8 +102,8 @@ class _BiRNNNode(torch.autograd.Function):
             outputs=3 if lstm else 2,
             **extra,
         )
-        y, y_h = outs[0], outs[1]  # (L, 2, B, H), (2, B, H)
-        y = g.op("Transpose", y, perm_i=[2, 0, 1, 3])  # (B, L, 2, H)
+        y, y_h = outs[0], outs[1]  # (L, 2, B, D), (2, B, D)
+        y = g.op("Transpose", y, perm_i=[2, 0, 1, 3])  # (B, L, 2, D)
         shape = g.op("Constant", value_t=torch.tensor([0, 0, -1], dtype=torch.int64))
         return g.op("Reshape", y, shape), y_h
 
@@ -112,7 +112,7 @@ class PaddedBiRNN(nn.Module):
     """A bidirectional ``nn.GRU``/``nn.LSTM`` over left-aligned padded rows, traceable into ONNX: each
     layer becomes one ONNX GRU/LSTM node with ``sequence_lens`` (``_BiRNNNode``).
 
-    Shapes: x (B, L, E), lengths (B,) -> outputs (B, L, 2H) (zero at padding), final (2 layers, B, H)
+    Shapes: x (B, L, E), lengths (B,) -> outputs (B, L, 2D) (zero at padding), final (2 layers, B, D)
     ordered as ``nn.GRU``'s h_n (layer-major, forward then backward).
     """
 
@@ -184,7 +184,7 @@ class StepRNN(nn.Module):
     and gates, so that int8 quantization, which covers MatMul/Gemm but not ONNX's GRU and LSTM ops,
     reaches the recurrent weights too. The gate equations are torch's (``nn.GRU``/``nn.LSTM`` docs).
 
-    Shapes: x (B, 1, I), state (L, B, H) or ((L, B, H), (L, B, H)) -> output (B, 1, H), new state."""
+    Shapes: x (B, 1, I), state (L, B, D) or ((L, B, D), (L, B, D)) -> output (B, 1, D), new state."""
 
     def __init__(self, rnn: nn.RNNBase) -> None:
         super().__init__()
@@ -333,7 +333,7 @@ class HANGraph(nn.Module):
     ) -> tuple[Tensor, Tensor, Tensor]:
         batch, n_sent, n_words = words.shape
         flat, flat_mask = words.reshape(-1, n_words), word_mask.reshape(-1, n_words)
-        encoded, _ = word_rnn(m.embedding(flat), flat_mask.sum(1))  # (B*N, W, 2H)
+        encoded, _ = word_rnn(m.embedding(flat), flat_mask.sum(1))  # (B*N, W, 2D)
         pooled = m.word_attention(encoded, flat_mask)
         sentence_mask = flat_mask.any(1).view(batch, n_sent)  # (B, N)
         sentences = pooled.context.view(batch, n_sent, -1) * sentence_mask.unsqueeze(-1)

@@ -61,9 +61,9 @@ def _plan(lengths: Tensor) -> _Plan:
 class BiGRU(nn.Module):
     """Bidirectional GRU; outputs are [forward; backward] states, zero at padding.
 
-    ``forward``: x (B, L, E) left-aligned rows, lengths (B,) all >= 1 -> (B, L, 2H).
+    D is ``hidden_size``. ``forward``: x (B, L, E) left-aligned rows, lengths (B,) all >= 1 -> (B, L, 2D).
     ``forward_tokens``: tokens (T, E) = the rows' tokens one row after another, lengths (S,) all >= 1
-    summing to T -> (T, 2H) in the same order; no padded tensor is built at all.
+    summing to T -> (T, 2D) in the same order; no padded tensor is built at all.
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
@@ -72,7 +72,7 @@ class BiGRU(nn.Module):
 
     def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
         mask = torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]  # (B, L)
-        states = self.forward_tokens(x[mask], lengths)  # (T, 2H)
+        states = self.forward_tokens(x[mask], lengths)  # (T, 2D)
         return states.new_zeros(*mask.shape, states.shape[-1]).masked_scatter(mask[..., None], states)
 
     def forward_tokens(self, tokens: Tensor, lengths: Tensor) -> Tensor:
@@ -86,20 +86,20 @@ class BiGRU(nn.Module):
         if not torch.is_grad_enabled() and lengths.numel() < SMALL_INFERENCE:
             return self._packed(tokens, lengths)  # few rows, no backward: fewer ops in nn.GRU's C++ loop
         plan = _plan(lengths)
-        packed = self._run(tokens, plan)  # (2, T, H)
+        packed = self._run(tokens, plan)  # (2, T, D)
         return torch.cat(
             [packed[0].index_select(0, plan.out_fwd), packed[1].index_select(0, plan.out_bwd)], -1
         )
 
     def _packed(self, tokens: Tensor, lengths: Tensor) -> Tensor:
-        """The GRU module itself on a PackedSequence: tokens (T, E), lengths (S,) -> (T, 2H)."""
+        """The GRU module itself on a PackedSequence: tokens (T, E), lengths (S,) -> (T, 2D)."""
         mask = torch.arange(int(lengths.max()), device=tokens.device)[None, :] < lengths[:, None]  # (S, L)
         padded = tokens.new_zeros(*mask.shape, tokens.shape[-1]).masked_scatter(mask[..., None], tokens)
         packed = pack_padded_sequence(padded, lengths.cpu(), batch_first=True, enforce_sorted=False)
         return pad_packed_sequence(self.rnn(packed)[0], batch_first=True)[0][mask]
 
     def _run(self, tokens: Tensor, plan: _Plan) -> Tensor:
-        """Both directions step by step -> (2, T, H) states in packed order."""
+        """Both directions step by step -> (2, T, D) states in packed order."""
         p, size = dict(self.rnn.named_parameters()), self.rnn.hidden_size
         w_ih = torch.cat([p["weight_ih_l0"], p["weight_ih_l0_reverse"]])  # (6H, E)
         b_ih = torch.cat([p["bias_ih_l0"], p["bias_ih_l0_reverse"]])
@@ -109,9 +109,9 @@ class BiGRU(nn.Module):
                 projected[:, : 3 * size].index_select(0, plan.src_fwd),
                 projected[:, 3 * size :].index_select(0, plan.src_bwd),
             ]
-        )  # (2, T, 3H)
-        w_hh = torch.stack([p["weight_hh_l0"].t(), p["weight_hh_l0_reverse"].t()])  # (2, H, 3H)
-        b_hh = torch.stack([p["bias_hh_l0"], p["bias_hh_l0_reverse"]])[:, None, :]  # (2, 1, 3H)
+        )  # (2, T, 3D)
+        w_hh = torch.stack([p["weight_hh_l0"].t(), p["weight_hh_l0_reverse"].t()])  # (2, D, 3D)
+        b_hh = torch.stack([p["bias_hh_l0"], p["bias_hh_l0_reverse"]])[:, None, :]  # (2, 1, 3D)
         h = tokens.new_zeros(2, plan.batch_sizes[0], size)
         states = []
         for x_t, running in zip(inputs.split(plan.batch_sizes, 1), plan.batch_sizes):

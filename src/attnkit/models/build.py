@@ -11,25 +11,24 @@ from torch import nn
 from ..checkpoint import Checkpoint, load_checkpoint
 from ..config import ExperimentConfig, ModelConfig, from_dict
 from ..errors import UsageError
-from .registry import MODELS, register_model
+from ..names import MODEL_TABLE, Registry
+
+MODELS = Registry("model", MODEL_TABLE)  # names -> the builders below (``attnkit.names``)
 
 
-@register_model("rnn", task="translation")
-def _rnn(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+def build_rnn(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .rnn_seq2seq import RNNSeq2Seq
 
     return RNNSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.rnn))
 
 
-@register_model("transformer", task="translation")
-def _transformer(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+def build_transformer(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .transformer import TransformerSeq2Seq
 
     return TransformerSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.transformer))
 
 
-@register_model("han", task="classification")
-def _han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+def build_han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .han import HAN
 
     han = dataclasses.asdict(config.han)
@@ -38,15 +37,13 @@ def _han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     return HAN(vocab_size, num_classes=sizes["num_classes"], **han)
 
 
-@register_model("captioner", task="captioning")
-def _captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+def build_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .captioner import Captioner
 
     return Captioner(vocab_size, **_captioner_options(config))
 
 
-@register_model("hard_captioner", task="captioning")
-def _hard_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
+def build_hard_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .captioner import Captioner
 
     return Captioner(vocab_size, **_captioner_options(config), hard=True)
@@ -74,15 +71,15 @@ def build_model(
     target_ids: list[int] | None = None,
     src_vocab_size: int | None = None,
 ) -> nn.Module:
-    """Make the registered model named by ``config.name`` (``models.registry``) with its section of the
-    config; unknown names list the valid ones.
+    """Make the model named by ``config.name`` (``attnkit.names.MODEL_TABLE``) with its section of the config;
+    unknown names list the valid ones.
 
     Translation models: ``vocab_size`` is the (joint or target) embedding size, ``src_vocab_size`` that
     of a separate source embedding (None: joint vocabulary), ``target_ids`` the target-side pieces
     (see ``TiedOutput``). Classifiers: ``num_classes``.
     """
-    spec = MODELS.get(config.name)
-    return spec.build(
+    build = MODELS.get(config.name)
+    return build(
         config, vocab_size, num_classes=num_classes, target_ids=target_ids, src_vocab_size=src_vocab_size
     )
 

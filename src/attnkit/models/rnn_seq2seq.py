@@ -22,13 +22,14 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..attention import SCORERS, Attention
 from ..errors import ConfigError
+from ..vocab import PAD
 from .output import TiedOutput
 from .outputs import Seq2SeqOutput
 
 
 @dataclass
 class RNNState:
-    """Decoder state. Shapes: hidden (L, B, H) [cell (L, B, H)], feed (B, E), memory (B, S, 2H),
+    """Decoder state. Shapes: hidden (L, B, D) [cell (L, B, D)], feed (B, E), memory (B, S, 2D),
     keys_proj (B, S, A) or None, src_mask (B, S), keys (B, S, K): memory itself, or its projection."""
 
     hidden: Tensor
@@ -40,7 +41,7 @@ class RNNState:
     keys: Tensor
 
     def _map(self, on_batch: Callable[[Tensor], Tensor], on_layers: Callable[[Tensor], Tensor]) -> RNNState:
-        """Apply ``on_batch`` to batch-first tensors and ``on_layers`` to (L, B, H) ones."""
+        """Apply ``on_batch`` to batch-first tensors and ``on_layers`` to (L, B, D) ones."""
         memory = on_batch(self.memory)
         return RNNState(
             on_layers(self.hidden),
@@ -62,8 +63,8 @@ class RNNState:
 @dataclass
 class RNNTrace:
     """Shapes: logits (B, T, V_out); weights: the attention (B, t, S) as computed, in the autograd
-    graph (one (B, T, S) piece, or T pieces (B, 1, S) with input feeding); queries h_t (B, T, H);
-    vectors h~_t (B, T, E); memory, the attention's values (B, S, 2H)."""
+    graph (one (B, T, S) piece, or T pieces (B, 1, S) with input feeding); queries h_t (B, T, D);
+    vectors h~_t (B, T, E); memory, the attention's values (B, S, 2D)."""
 
     logits: Tensor
     weights: list[Tensor]
@@ -73,7 +74,7 @@ class RNNTrace:
 
 
 class RNNEncoder(nn.Module):
-    """Shapes: embedded (B, S, E), src_mask (B, S) -> outputs (B, S, 2H), final (2L, B, H)."""
+    """Shapes: embedded (B, S, E), src_mask (B, S) -> outputs (B, S, 2D), final (2L, B, D)."""
 
     def __init__(self, embed_size: int, hidden_size: int, rnn_type: str, num_layers: int, dropout: float):
         super().__init__()
@@ -93,7 +94,7 @@ class RNNEncoder(nn.Module):
         packed = pack_padded_sequence(self.dropout(embedded), lengths, batch_first=True, enforce_sorted=False)
         out, final = self.rnn(packed)
         outputs, _ = pad_packed_sequence(out, batch_first=True, total_length=embedded.shape[1])
-        final_h = final[0] if isinstance(final, tuple) else final  # (2L, B, H)
+        final_h = final[0] if isinstance(final, tuple) else final  # (2L, B, D)
         return outputs, final_h
 
 
@@ -101,7 +102,8 @@ class RNNSeq2Seq(nn.Module):
     """Attentional RNN encoder-decoder; the scorer is injected by name from the registry.
 
     Shapes (forward): src (B, S), src_mask (B, S), tgt_in (B, T) -> logits (B, T, V_out), attention (B, T, S)
-    (V_out: the target-side pieces, see ``TiedOutput``; ``step`` returns the full V).
+    (V_out: the target-side pieces, see ``TiedOutput``; ``step``'s log-probabilities range over them too).
+    D is the RNN's hidden size, E the embedding size.
     """
 
     # One attention map per target step: no layers or heads to choose from (see TransformerSeq2Seq).
@@ -126,7 +128,7 @@ class RNNSeq2Seq(nn.Module):
         if rnn_type not in ("gru", "lstm"):
             raise ConfigError(f"unknown rnn_type {rnn_type!r}; valid: gru, lstm")
         self.rnn_type, self.num_layers, self.input_feeding = rnn_type, num_layers, input_feeding
-        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=1)
+        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
         # A separate source vocabulary gets its own table; ``embedding`` is then the target side's.
         self.src_embedding = None if src_vocab_size is None else nn.Embedding(src_vocab_size, embed_size, 1)
         for table in (self.embedding, self.src_embedding):
@@ -153,7 +155,7 @@ class RNNSeq2Seq(nn.Module):
     def encode_embedded(self, embedded: Tensor, src_mask: Tensor) -> RNNState:
         """``encode`` from source embeddings (B, S, E) (``source_embedding``): where gradient
         attributions start (``evaluation.saliency``)."""
-        memory, final = self.encoder(embedded, src_mask)  # (B, S, 2H), (2L, B, H)
+        memory, final = self.encoder(embedded, src_mask)  # (B, S, 2D), (2L, B, D)
         return self.bridge_state(memory, final, src_mask)
 
     def source_embedding(self, src: Tensor) -> Tensor:
@@ -161,11 +163,11 @@ class RNNSeq2Seq(nn.Module):
         return (self.embedding if self.src_embedding is None else self.src_embedding)(src)
 
     def bridge_state(self, memory: Tensor, final: Tensor, src_mask: Tensor) -> RNNState:
-        """The decoder's initial state from the encoder's outputs (B, S, 2H) and final states (2L, B, H)."""
-        layers = final.view(self.num_layers, 2, final.shape[1], final.shape[2])  # (L, 2, B, H)
+        """The decoder's initial state from the encoder's outputs (B, S, 2D) and final states (2L, B, D)."""
+        layers = final.view(self.num_layers, 2, final.shape[1], final.shape[2])  # (L, 2, B, D)
         hidden = torch.tanh(
             self.bridge(torch.cat([layers[:, 0], layers[:, 1]], -1))
-        ).contiguous()  # (L, B, H)
+        ).contiguous()  # (L, B, D)
         cell = torch.zeros_like(hidden) if self.rnn_type == "lstm" else None
         batch = memory.shape[0]
         feed = memory.new_zeros(batch, self.embedding.embedding_dim) if self.input_feeding else None
@@ -178,13 +180,13 @@ class RNNSeq2Seq(nn.Module):
         return vectors, weights, new_state
 
     def _decode_parts(self, embedded: Tensor, state: RNNState) -> tuple[Tensor, Tensor, RNNState, Tensor]:
-        """``_decode`` and the decoder RNN's outputs h_t (B, T, H), the queries of the attention."""
+        """``_decode`` and the decoder RNN's outputs h_t (B, T, D), the queries of the attention."""
         rnn_state = state.hidden if state.cell is None else (state.hidden, state.cell)
         if state.feed is None:
             rnn_in = self.dropout(embedded)
         else:
             rnn_in = torch.cat([self.dropout(embedded), state.feed.unsqueeze(1)], -1)  # (B, 1, 2E)
-        outputs, new = self.decoder_rnn(rnn_in, rnn_state)  # (B, T, H)
+        outputs, new = self.decoder_rnn(rnn_in, rnn_state)  # (B, T, D)
         hidden, cell = (new, None) if state.cell is None else new
         att = self.attention(
             outputs, state.keys, state.memory, mask=state.src_mask, keys_proj=state.keys_proj
@@ -196,7 +198,7 @@ class RNNSeq2Seq(nn.Module):
         return vectors, att.weights, new_state, outputs
 
     def attentional(self, outputs: Tensor, context: Tensor) -> Tensor:
-        """Step 4's h~ = tanh(W_c [h; c]): outputs (..., H), context (..., 2H) -> (..., E)."""
+        """Step 4's h~ = tanh(W_c [h; c]): outputs (..., D), context (..., 2D) -> (..., E)."""
         return torch.tanh(self.combine(torch.cat([outputs, context], -1)))
 
     def step(self, prev_tokens: Tensor, state: RNNState) -> tuple[Tensor, RNNState, Tensor]:

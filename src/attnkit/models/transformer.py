@@ -16,6 +16,7 @@ import torch
 from torch import Tensor, nn
 
 from ..attention import KeyValue, MultiHeadAttention, SinusoidalPositionalEncoding
+from ..vocab import PAD
 from .output import TiedOutput
 from .outputs import Seq2SeqOutput
 
@@ -173,7 +174,7 @@ class TransformerSeq2Seq(nn.Module):
         super().__init__()
         self.d_model = d_model
         self.attention_layer = attention_layer % decoder_layers
-        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=1)
+        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=PAD)
         # A separate source vocabulary gets its own table; ``embedding`` is then the target side's.
         self.src_embedding = None if src_vocab_size is None else nn.Embedding(src_vocab_size, d_model, 1)
         for table in (self.embedding, self.src_embedding):

@@ -13,11 +13,7 @@ from typing import Any
 
 from .manifest import ExportError, Manifest, read_manifest
 
-__all__ = ["ExportError", "Manifest", "has_export", "load_export", "read_manifest"]
-
-
-def has_export(path: str | Path) -> bool:
-    return (Path(path) / "manifest.json").is_file()
+__all__ = ["ExportError", "Manifest", "load_export", "read_manifest"]
 
 
 def load_export(path: str | Path, task: str | None = None, int8: bool = False, **options: Any) -> Any:

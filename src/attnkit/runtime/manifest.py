@@ -13,15 +13,10 @@ from typing import Any
 
 from ..errors import ExportError
 from ..files import sha256
+from ..names import EXPORT_KINDS
 
 FORMAT = "attnkit-export"
 FORMAT_VERSION = 1
-KINDS = {
-    "rnn": "translation",
-    "transformer": "translation",
-    "han": "classification",
-    "captioner": "captioning",
-}
 MANIFEST = "manifest.json"
 
 
@@ -79,10 +74,10 @@ def read_manifest(root: str | Path, task: str | None = None, verify: bool = True
     if version != FORMAT_VERSION:
         raise ExportError(f"{where}: format_version {version!r}; this attnkit reads {FORMAT_VERSION}")
     kind = _field(data, "kind", str, where)
-    if kind not in KINDS:
-        raise ExportError(f"{where}: field 'kind' is {kind!r}; valid: {', '.join(KINDS)}")
-    if task is not None and KINDS[kind] != task:
-        raise ExportError(f"{root} is a {KINDS[kind]} model, not a {task} model ({kind} export)")
+    if kind not in EXPORT_KINDS:
+        raise ExportError(f"{where}: field 'kind' is {kind!r}; valid: {', '.join(EXPORT_KINDS)}")
+    if task is not None and EXPORT_KINDS[kind] != task:
+        raise ExportError(f"{root} is a {EXPORT_KINDS[kind]} model, not a {task} model ({kind} export)")
     files = _field(data, "files", dict, where)
     graphs = _field(data, "graphs", dict, where)
     for variant, roles in graphs.items():
@@ -99,4 +94,4 @@ def read_manifest(root: str | Path, task: str | None = None, verify: bool = True
             raise ExportError(f"{path}: checksum does not match {MANIFEST} (corrupt or replaced file)")
     io = _field(data, "io", dict, where)
     meta = _field(data, "meta", dict, where)
-    return Manifest(root, kind, KINDS[kind], graphs, files, io, meta)
+    return Manifest(root, kind, EXPORT_KINDS[kind], graphs, files, io, meta)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..data.arrays import pad_ids, source_arrays
+from ..data.arrays import MAX_SOURCE_TOKENS, pad_ids, source_arrays
 from ..data.tokenizer import SubwordTokenizer
 from ..results import Translation, TranslatorBase
 from ..search import top_candidates
@@ -115,7 +115,7 @@ class OnnxTranslator(TranslatorBase):
         self.target_tokenizer = (
             self.tokenizer if target is None else SubwordTokenizer(manifest.file(target).read_bytes())
         )
-        self.max_source_tokens = int(meta.get("max_source_tokens", 200))
+        self.max_source_tokens = int(meta.get("max_source_tokens", MAX_SOURCE_TOKENS))
         self.stepper = OnnxStepper(manifest, sessions(manifest, variant, intra_threads))
         self.workers = intra_threads or threads()  # batches decoded at once (``translate``)
 

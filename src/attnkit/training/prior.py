@@ -32,8 +32,8 @@ def stored_class_weights(ckpt: Checkpoint) -> list[float] | None:
     kept, recomputed from its config and training data (None when those are not readable)."""
     if "class_weights" in ckpt:
         return ckpt["class_weights"] or [1.0] * len(ckpt["labels"])
+    from ..config import ExperimentConfig, from_dict
     from .classification import class_weights, training_labels
-    from .config import ExperimentConfig, from_dict
 
     config = from_dict(ExperimentConfig, ckpt["config"])
     labels = training_labels(config, list(ckpt["labels"]))

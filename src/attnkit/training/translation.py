@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..config import ExperimentConfig
+from ..data.arrays import MAX_SOURCE_TOKENS
 from ..data.batching import Batch, TokenBatcher, make_batch, make_source
 from ..data.parallel import normalize, read_parallel
 from ..data.tokenizer import EOS, UNK, SubwordTokenizer, train_vocabularies
@@ -156,7 +157,7 @@ class TranslationTask:
         for start in range(0, len(order), 100):
             chunk = [i for i in order[start : start + 100] if ids[i]]
             if chunk:
-                src, src_mask = to_device(make_source([ids[i][:200] for i in chunk]), on)
+                src, src_mask = to_device(make_source([ids[i][:MAX_SOURCE_TOKENS] for i in chunk]), on)
                 for i, hyp in zip(chunk, greedy_search(model, src, src_mask)):
                     hyps[i] = self.target_tokenizer.decode(hyp.tokens)
         return hyps
