@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     from attnkit.api import load_translator
-    from attnkit.evaluation.faithfulness import aer_interval
+    from attnkit.evaluation.aligner import aer_interval
     from attnkit.names import ATTENTION_MAPS
 
     translator = load_translator(args.model, backend="torch")

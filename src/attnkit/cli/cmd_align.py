@@ -166,6 +166,7 @@ def _default_scores(args: argparse.Namespace) -> str:
 
 def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> int:
     from ..api import load_translator
+    from ..evaluation.aligner import align_corpus
 
     translator = load_translator(args.model, device=args.device, backend=_backend(args))
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
@@ -176,30 +177,34 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
         reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
         if not args.adapt:  # adapted copies were checked before their fine-tuning
             check_directions(translator, reverse)
-    links = _links(args, translator, reverse, sources, targets, heads)
+    report = align_corpus(translator, sources, targets, reverse=reverse, heads=heads, **_settings(args))
     if args.gold is None:
-        from ..evaluation.alignment import pharaoh
-
-        for sentence in links:
-            print(pharaoh(sentence))
+        print("\n".join(report.pharaoh()))
         return 0
-    score = _score(args.gold_links, links)
-    report = {
-        "aer": round(score.aer, 4),
-        "precision": round(score.precision, 4),
-        "recall": round(score.recall, 4),
-        "n_sentences": score.n_sentences,
-        "method": args.method,
-        "scores": args.scores,
-        "reverse_model": getattr(args, "reverse_name", args.reverse_model),
-        "symmetrize": args.symmetrize if args.reverse_model else None,
-        "shift": args.shift,
-        "adapt": args.adapt,
-        "layer": args.layer,
-        "heads": heads,
-    }
-    print(json.dumps(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
+    _print(args, report.summary())
     return 0
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """align_corpus's options as the command line gives them (heads and the models aside)."""
+    return {
+        "scores": args.scores,
+        "method": args.method,
+        "threshold": args.threshold,
+        "how": args.symmetrize,
+        "layer": args.layer,
+        "shift": args.shift,
+        "gold": args.gold_links,
+    }
+
+
+def _print(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    """The AER report in the command's own key order, with the models as the user named them."""
+    summary["reverse_model"] = getattr(args, "reverse_name", args.reverse_model)
+    summary["adapt"] = args.adapt
+    keys = ("aer", "precision", "recall", "n_sentences", "method", "scores", "reverse_model", "symmetrize")
+    report = {k: summary[k] for k in (*keys, "shift", "adapt", "layer", "heads")}
+    print(json.dumps(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
 
 
 def _backend(args: argparse.Namespace) -> str:
@@ -237,42 +242,6 @@ def check_directions(forward: Any, reverse: Any) -> None:
         )
 
 
-def _links(
-    args: argparse.Namespace,
-    translator: Any,
-    reverse: Any,
-    sources: list[str],
-    targets: list[str],
-    heads: list[int] | None,
-) -> list[set[tuple[int, int]]]:
-    from ..evaluation.alignment import align, symmetrize, word_matrices
-
-    def matrices(model: Any, src: list[str], tgt: list[str]) -> list[Any]:
-        return word_matrices(model, src, tgt, args.layer, heads, args.shift, args.scores)
-
-    forward = matrices(translator, sources, targets)
-    if reverse is None:
-        return [align(m, args.method, args.threshold) for m in forward]
-    backward = matrices(reverse, targets, sources)
-    return [symmetrize(f, b, args.symmetrize, args.method, args.threshold) for f, b in zip(forward, backward)]
-
-
-def word_links(
-    translator: Any,
-    sources: list[str],
-    targets: list[str],
-    method: str,
-    threshold: float,
-    layer: int | None,
-    heads: list[int] | None,
-    shift: int = 0,
-) -> list[set[tuple[int, int]]]:
-    """``evaluation.alignment.attention_links`` (kept here for scripts that import it)."""
-    from ..evaluation.alignment import attention_links
-
-    return attention_links(translator, sources, targets, method, threshold, layer, heads, shift)
-
-
 def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
     """(sure, possible) gold links, checked against the sentences' word counts."""
     from ..evaluation.alignment import read_naacl
@@ -281,28 +250,28 @@ def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
     return read_naacl(gold, len(sources), lengths)
 
 
-def _score(gold: Any, links: list[set[tuple[int, int]]]) -> Any:
-    from ..evaluation.alignment import aer
-
-    sure, possible = gold
-    return aer(links, sure, possible)
-
-
 def _search(args: argparse.Namespace, translator: Any, sources: list[str], targets: list[str]) -> int:
+    """AER for every decoder layer and head of a Transformer (a reverse model, if any, read once)."""
+    from ..api import load_translator
+    from ..evaluation.aligner import Matrices, align_corpus, corpus_matrices
+
     if args.gold is None:
         raise UsageError("--search needs --gold")
     n_layers = translator.attention_layers
     if not n_layers:
         raise UsageError("--search applies to Transformer models only")
-    n_heads = translator.attention_heads
+    backward = None
+    if args.reverse_model:
+        reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
+        backward = corpus_matrices(reverse, targets, sources, scores=args.scores, shift=args.shift).forward
     rows = []
     for layer in range(n_layers):
-        for heads in [None] + [[h] for h in range(n_heads)]:
-            links = word_links(
-                translator, sources, targets, args.method, args.threshold, layer, heads, args.shift
-            )
-            score = _score(args.gold_links, links)
-            rows.append({"layer": layer, "heads": heads or "all", "aer": round(score.aer, 4)})
+        for heads in [None] + [[h] for h in range(translator.attention_heads)]:
+            settings = {**_settings(args), "layer": layer}
+            one = corpus_matrices(translator, sources, targets, None, args.scores, layer, heads, args.shift)
+            both = Matrices(one.forward, backward)
+            report = align_corpus(translator, sources, targets, heads=heads, matrices=both, **settings)
+            rows.append({"layer": layer, "heads": heads or "all", "aer": report.summary()["aer"]})
             print(json.dumps(rows[-1]))
     best = min(rows, key=lambda r: r["aer"])
     print(f"best: layer {best['layer']}, heads {best['heads']}, AER {best['aer']}")

@@ -158,21 +158,6 @@ def word_matrices(
     return out
 
 
-def attention_links(
-    translator: Any,
-    sources: Sequence[str],
-    targets: Sequence[str],
-    method: str = "argmax",
-    threshold: float = 0.3,
-    layer: int | None = None,
-    heads: Sequence[int] | None = None,
-    shift: int = 0,
-) -> list[Links]:
-    """Word links per sentence pair from a translator's forced attention (``word_matrices``)."""
-    matrices = word_matrices(translator, sources, targets, layer, heads, shift)
-    return [align(m, method, threshold) for m in matrices]
-
-
 def transpose(links: Links) -> Links:
     """Links of the reverse direction (target word, source word) -> (source word, target word)."""
     return {(t, s) for s, t in links}

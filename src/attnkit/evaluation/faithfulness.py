@@ -24,7 +24,8 @@ import torch
 
 from ..errors import UsageError
 from ..names import ALIGNMENT_SCORES as SCORES
-from .alignment import Links, aer, align, word_matrices
+from .aligner import align_corpus, corpus_matrices
+from .alignment import Links
 from .attribution import METHODS, ProbabilityModel, scores
 from .erasure import UNITS, Units, erase_batch, top_units, unit_positions
 
@@ -179,31 +180,6 @@ def han_faithfulness(
     return report
 
 
-def _corpus_aer(links: Sequence[Links], sure: Sequence[Links], possible: Sequence[Links]) -> dict[str, Any]:
-    score = aer(links, sure, possible)
-    return {
-        "aer": round(score.aer, 4),
-        "precision": round(score.precision, 4),
-        "recall": round(score.recall, 4),
-    }
-
-
-def aer_interval(
-    links: Sequence[Links],
-    sure: Sequence[Links],
-    possible: Sequence[Links],
-    samples: int = 1000,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """95% percentile interval of corpus AER over sentences drawn with replacement."""
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(samples):
-        pick = rng.integers(0, len(links), size=len(links))
-        values.append(aer([links[i] for i in pick], [sure[i] for i in pick], [possible[i] for i in pick]).aer)
-    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
-
-
 def alignment_faithfulness(
     translator: Any,
     sources: Sequence[str],
@@ -224,16 +200,18 @@ def alignment_faithfulness(
     unknown = [k for k in kinds if k not in SCORES]
     if unknown or not kinds:
         raise UsageError(f"unknown scores {unknown[0] if unknown else kinds!r}; valid: {', '.join(SCORES)}")
-    matrices = {kind: word_matrices(translator, sources, targets, scores=kind) for kind in kinds}
+    matrices = {kind: corpus_matrices(translator, sources, targets, scores=kind) for kind in kinds}
     report: dict[str, Any] = {"n_sentences": len(sources), "methods": list(methods), "scores": {}}
     for kind, mats in matrices.items():
         report["scores"][kind] = {}
         for method in methods:
-            links = [align(m, method) for m in mats]
-            entry = _corpus_aer(links, sure, possible)
-            entry["aer_ci95"] = [round(x, 4) for x in aer_interval(links, sure, possible, samples)]
+            aligned = align_corpus(
+                translator, sources, targets, method=method, gold=(sure, possible), matrices=mats
+            )
+            entry = {k: v for k, v in aligned.summary().items() if k in ("aer", "precision", "recall")}
+            entry["aer_ci95"] = [round(x, 4) for x in aligned.interval(samples)]
             report["scores"][kind][method] = entry
-    attention = matrices.get("attention") or word_matrices(translator, sources, targets)
+    attention = (matrices.get("attention") or corpus_matrices(translator, sources, targets)).forward
     report["argmax_agreement"] = {
         kind: _summary(
             np.array(
@@ -244,7 +222,7 @@ def alignment_faithfulness(
             ),
             samples,
         )
-        for kind, mats in matrices.items()
+        for kind, mats in ((k, m.forward) for k, m in matrices.items())
         if kind != "attention"
     }
     return report

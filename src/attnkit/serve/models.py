@@ -10,7 +10,8 @@ from ..api import load_captioner, load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
 from ..data.parallel import normalize
 from ..errors import DataError, UnknownNameError, shorten
-from ..evaluation.alignment import Links, aer, attention_links, parse_naacl
+from ..evaluation.aligner import align_corpus
+from ..evaluation.alignment import Links, parse_naacl
 from ..evaluation.map_kinds import applies, model_kind
 from ..names import ATTENTION_MAPS
 from ..pretrained import shipped
@@ -173,11 +174,10 @@ def alignment_report(
 ) -> dict[str, Any]:
     """Links per pair, coloured against gold links (NAACL text, 1-based) when given, with AER.
     A pair longer than the model reads is refused (DataError), never aligned on a cut source."""
-    sure: list[Links] | None = None
-    possible: list[Links] = []
+    links: tuple[list[Links], list[Links]] | None = None
     if gold:
         lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
-        sure, possible = parse_naacl(gold, len(sources), "field 'gold'", lengths)
+        links = parse_naacl(gold, len(sources), "field 'gold'", lengths)
     for i, source in enumerate(sources):
         n = len(translator.tokenizer.encode(normalize(source)))
         if n > translator.max_source_tokens:
@@ -185,20 +185,7 @@ def alignment_report(
                 f"field 'sources': item {i} is {n} subwords; the model reads at most "
                 f"{translator.max_source_tokens}, so it cannot be aligned whole"
             )
-    links = attention_links(translator, sources, targets, method)
-    results = []
-    for i, (src, tgt, found) in enumerate(zip(sources, targets, links)):
-        row: dict[str, Any] = {"source_words": src.split(), "target_words": tgt.split()}
-        ordered = sorted(found)
-        row["links"] = [list(link) for link in ordered]
-        if sure is not None:
-            row["status"] = [
-                "sure" if x in sure[i] else "possible" if x in possible[i] else "wrong" for x in ordered
-            ]
-            row["missed"] = [list(x) for x in sorted(sure[i] - found)]
-        results.append(row)
-    score = None
-    if sure is not None:
-        s = aer(links, sure, possible)
-        score = {"aer": round(s.aer, 4), "precision": round(s.precision, 4), "recall": round(s.recall, 4)}
-    return {"results": results, "score": score, "method": method}
+    report = align_corpus(translator, sources, targets, method=method, gold=links)
+    summary = report.summary()
+    score = {k: summary[k] for k in ("aer", "precision", "recall")} if summary else None
+    return {"results": report.rows(), "score": score, "method": method}

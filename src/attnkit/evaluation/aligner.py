@@ -1,0 +1,154 @@
+"""The one alignment path: ``align_corpus`` turns sentence pairs into word links and, given gold links,
+scores them; ``attnkit align``, the explorer's ``/api/align`` and ``attnkit faithfulness`` all print its
+``AlignmentReport``.
+
+Links are read from word-level matrices (``alignment.word_matrices``: attention, a map derived from it,
+or saliency) of one translator, or of two (a source->target and a target->source model, combined by
+``symmetrize``). Everything is (source word, target word), 0-based.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .alignment import AERScore, Links, aer, align, pharaoh, symmetrize, word_matrices
+
+Gold = tuple[Sequence[Links], Sequence[Links]]  # (sure, possible), possible including sure
+
+
+@dataclass
+class Matrices:
+    """Word matrices per pair: ``forward`` (T_words, S_words) of the translator, ``backward``
+    (S_words, T_words) of the reverse model on the same pairs, or None (one direction)."""
+
+    forward: list[np.ndarray]
+    backward: list[np.ndarray] | None = None
+
+
+def corpus_matrices(
+    translator: Any,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    reverse: Any = None,
+    scores: str = "attention",
+    layer: int | None = None,
+    heads: Sequence[int] | None = None,
+    shift: int = 0,
+) -> Matrices:
+    """What links are read from: both directions' matrices when ``reverse`` is a target->source
+    translator (read at the same ``layer`` and ``heads``)."""
+    forward = word_matrices(translator, sources, targets, layer, heads, shift, scores)
+    if reverse is None:
+        return Matrices(forward)
+    return Matrices(forward, word_matrices(reverse, targets, sources, layer, heads, shift, scores))
+
+
+@dataclass
+class AlignmentReport:
+    """Links per pair, the gold they were scored against (if any) and the settings that made them."""
+
+    sources: Sequence[str]
+    targets: Sequence[str]
+    links: list[Links]
+    gold: Gold | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def score(self) -> AERScore | None:
+        return None if self.gold is None else aer(self.links, *self.gold)
+
+    def summary(self) -> dict[str, Any]:
+        """AER, precision, recall (rounded), the sentence count and the settings; {} without gold."""
+        score = self.score()
+        if score is None:
+            return {}
+        numbers = {"aer": score.aer, "precision": score.precision, "recall": score.recall}
+        return {
+            **{k: round(v, 4) for k, v in numbers.items()},
+            "n_sentences": score.n_sentences,
+            **self.settings,
+        }
+
+    def interval(self, samples: int = 1000, seed: int = 0) -> tuple[float, float]:
+        """95% percentile interval of corpus AER over sentences drawn with replacement."""
+        if self.gold is None:
+            raise ValueError("an AER interval needs gold links")
+        return aer_interval(self.links, *self.gold, samples=samples, seed=seed)
+
+    def pharaoh(self) -> list[str]:
+        """One line of ``i-j`` links per pair."""
+        return [pharaoh(found) for found in self.links]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Per pair: words, sorted links and, with gold, each link's status and the sure links missed."""
+        out = []
+        for i, (src, tgt, found) in enumerate(zip(self.sources, self.targets, self.links)):
+            ordered = sorted(found)
+            row: dict[str, Any] = {"source_words": src.split(), "target_words": tgt.split()}
+            row["links"] = [list(link) for link in ordered]
+            if self.gold is not None:
+                sure, possible = self.gold[0][i], self.gold[1][i]
+                row["status"] = [
+                    "sure" if x in sure else "possible" if x in possible else "wrong" for x in ordered
+                ]
+                row["missed"] = [list(x) for x in sorted(sure - found)]
+            out.append(row)
+        return out
+
+
+def corpus_links(
+    matrices: Matrices, method: str = "argmax", threshold: float = 0.3, how: str = "mean"
+) -> list[Links]:
+    """Links from one direction's matrices (``method``), or both combined by ``how`` (``symmetrize``)."""
+    if matrices.backward is None:
+        return [align(m, method, threshold) for m in matrices.forward]
+    pairs = zip(matrices.forward, matrices.backward)
+    return [symmetrize(f, b, how, method, threshold) for f, b in pairs]
+
+
+def align_corpus(
+    translator: Any,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    *,
+    reverse: Any = None,
+    scores: str = "attention",
+    method: str = "argmax",
+    threshold: float = 0.3,
+    how: str = "mean",
+    layer: int | None = None,
+    heads: Sequence[int] | None = None,
+    shift: int = 0,
+    gold: Gold | None = None,
+    matrices: Matrices | None = None,
+) -> AlignmentReport:
+    """Word links for every pair (whitespace-separated words), scored against ``gold`` when given.
+
+    ``matrices`` (from ``corpus_matrices`` with the same translator, scores, layer, heads and shift)
+    skips recomputing them, so one forced pass can be read with several methods."""
+    if matrices is None:
+        matrices = corpus_matrices(translator, sources, targets, reverse, scores, layer, heads, shift)
+    links = corpus_links(matrices, method, threshold, how)
+    two_way = matrices.backward is not None
+    settings: dict[str, Any] = {"method": method, "scores": scores, "symmetrize": how if two_way else None}
+    settings.update(shift=shift, layer=layer, heads=list(heads) if heads else None)
+    return AlignmentReport(sources, targets, links, gold, settings)
+
+
+def aer_interval(
+    links: Sequence[Links],
+    sure: Sequence[Links],
+    possible: Sequence[Links],
+    samples: int = 1000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """95% percentile interval of corpus AER over sentences drawn with replacement."""
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(samples):
+        pick = rng.integers(0, len(links), size=len(links))
+        values.append(aer([links[i] for i in pick], [sure[i] for i in pick], [possible[i] for i in pick]).aer)
+    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
