@@ -277,23 +277,6 @@ def test_int8_only_keeps_fp32_when_nothing_was_quantized(classifier_ckpt, tmp_pa
     assert json.loads(capsys.readouterr().out)["label"] in {"1", "2", "3", "4", "5"}
 
 
-@pytest.mark.parametrize(("kind", "layers"), [("GRU", 1), ("GRU", 2), ("LSTM", 2)])
-def test_step_rnn_is_one_step_of_the_torch_rnn(kind, layers):
-    """The decoder cell as matrix products (what the int8 step graph runs) equals nn.GRU / nn.LSTM."""
-    from attnkit.export.graphs import StepRNN
-
-    torch.manual_seed(0)
-    rnn = getattr(torch.nn, kind)(6, 5, num_layers=layers, batch_first=True).eval()
-    x, h = torch.randn(3, 1, 6), torch.randn(layers, 3, 5)
-    state = (h, torch.randn(layers, 3, 5)) if kind == "LSTM" else h
-    with torch.no_grad():
-        expected, expected_state = rnn(x, state)
-        out, new = StepRNN(rnn)(x, state)
-    torch.testing.assert_close(out, expected, atol=1e-6, rtol=0)
-    for a, b in zip(new if kind == "LSTM" else [new], expected_state if kind == "LSTM" else [expected_state]):
-        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
-
-
 def test_int8_rnn_step_has_no_recurrent_op(exported):
     """int8 reaches the decoder's recurrent weights: its step graph has no GRU/LSTM node left."""
     import onnx

@@ -44,7 +44,12 @@ class SinusoidalPositionalEncoding(nn.Module):
             self.table = sinusoidal_table(size, self.dim).to(self.table.device)
         return self.table[offset:needed]
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+    def forward(self, x: Tensor, offset: int | Tensor = 0) -> Tensor:
+        """``offset``: the first position, or a (1,) int64 tensor holding it (a traced graph's input:
+        the rows are looked up in the table as it is, so grow it first with ``encodings``)."""
         if x.dim() != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"expected x of shape (B, T, {self.dim}), got {tuple(x.shape)}")
+        if isinstance(offset, Tensor):
+            steps = offset if x.shape[1] == 1 else offset + torch.arange(x.shape[1], device=offset.device)
+            return x + self.table.index_select(0, steps).unsqueeze(0).to(x.dtype)
         return x + self.encodings(x.shape[1], offset).to(x.dtype)

@@ -12,7 +12,7 @@ the word GRU, and both poolings are masked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -22,6 +22,8 @@ from ..attention import AttentionPooling
 from ..attention.core import check_rank
 from ..errors import ConfigError
 from .bigru import BiGRU
+
+Encoder = Callable[[Tensor, Tensor], Tensor]  # (x (R, L, E), lengths (R,)) -> states (R, L, 2D)
 
 
 @dataclass
@@ -37,8 +39,8 @@ class HANOutput:
 @dataclass
 class HANParts:
     """What attention-map methods read (``evaluation.attribution``). Shapes: word_states h_ij
-    (B, N, W, 2Hw) (values of the word attention; a copy, outside the autograd graph), sentences c_i
-    (B, N, 2Hw) (its outputs, in the graph), sentence_states s_i (B, N, 2Hs), document d (B, 2Hs)."""
+    (B, N, W, 2Dw) (values of the word attention; a copy, outside the autograd graph), sentences c_i
+    (B, N, 2Dw) (its outputs, in the graph), sentence_states s_i (B, N, 2Ds), document d (B, 2Ds)."""
 
     word_states: Tensor
     sentences: Tensor
@@ -100,8 +102,8 @@ class HAN(nn.Module):
             tokens = tokens * keep
         hidden = 2 * self.word_encoder.rnn.hidden_size
         if tokens.shape[0]:
-            encoded = self.word_encoder.forward_tokens(tokens, real_mask.sum(1))  # (T, 2H)
-            pooled = self.word_attention.forward_tokens(encoded, real_mask)  # (S, 2H), (S, W)
+            encoded = self.word_encoder.forward_tokens(tokens, real_mask.sum(1))  # (T, 2Dw)
+            pooled = self.word_attention.forward_tokens(encoded, real_mask)  # (S, 2Dw), (S, W)
             assert pooled.weights is not None
             context, weights = pooled.context, pooled.weights
         else:  # no real word anywhere in the batch (every document erased)
@@ -112,16 +114,47 @@ class HAN(nn.Module):
         out = self.read_sentences(sentences.view(batch, n_sent, -1), sentence_mask)
         out.word_weights = word_weights.view(batch, n_sent, n_words)
         if parts and out.parts is not None:
-            states = encoded.new_zeros(word_mask.shape + (hidden,))  # (B, N, W, 2Hw)
+            states = encoded.new_zeros(word_mask.shape + (hidden,))  # (B, N, W, 2Dw)
             out.parts.word_states = states.masked_scatter(word_mask.unsqueeze(-1), encoded.detach())
         else:
             out.parts = None
         return out
 
-    def read_sentences(self, sentences: Tensor, sentence_mask: Tensor) -> HANOutput:
-        """Steps 3-5 from the sentence vectors (B, N, 2Hw) and sentence_mask (B, N) bool: the
-        HANOutput with empty word weights and its ``parts`` (word_states left empty)."""
-        states = self.sentence_encoder(self.dropout(sentences), sentence_mask.sum(1).clamp_min(1))
+    def forward_padded(
+        self, words: Tensor, word_mask: Tensor, encoders: tuple[Encoder, Encoder] | None = None
+    ) -> HANOutput:
+        """``forward`` over padded rows: every sentence slot, empty ones too, runs through the word
+        encoder as one (B*N, W) row with its length, where ``forward`` packs the real words. This is the
+        form an exported graph traces (ONNX has no packed sequences): ``encoders`` (words, sentences),
+        each ``(x (R, L, E), lengths (R,), 0 for an empty row) -> (R, L, 2D)``, are then
+        ``models.padded_rnn.PaddedBiRNN``s; by default the model's own BiGRUs. Same values as ``forward``
+        in eval mode. Shapes: words (B, N, W), word_mask (B, N, W) -> HANOutput without ``parts``."""
+        encode_words, encode_sentences = encoders or (self._own_words, self._own_sentences)
+        batch, n_sent, n_words = words.shape
+        flat, flat_mask = words.reshape(-1, n_words), word_mask.reshape(-1, n_words)
+        encoded = encode_words(self.dropout(self.embedding(flat)), flat_mask.sum(1))  # (B*N, W, 2Dw)
+        pooled = self.word_attention(encoded, flat_mask)
+        assert pooled.weights is not None
+        sentence_mask = flat_mask.any(1).view(batch, n_sent)  # (B, N)
+        sentences = pooled.context.view(batch, n_sent, -1) * sentence_mask.unsqueeze(-1)
+        out = self.read_sentences(sentences, sentence_mask, encode_sentences)
+        out.word_weights, out.parts = (pooled.weights * flat_mask).view(batch, n_sent, n_words), None
+        return out
+
+    def _own_words(self, x: Tensor, lengths: Tensor) -> Tensor:
+        return self.word_encoder(x, lengths.clamp_min(1))  # an empty row's states are never attended
+
+    def _own_sentences(self, x: Tensor, lengths: Tensor) -> Tensor:
+        return self.sentence_encoder(x, lengths)
+
+    def read_sentences(
+        self, sentences: Tensor, sentence_mask: Tensor, encoder: Encoder | None = None
+    ) -> HANOutput:
+        """Steps 3-5 from the sentence vectors (B, N, 2Dw) and sentence_mask (B, N) bool: the
+        HANOutput with empty word weights and its ``parts`` (word_states left empty). ``encoder``: as
+        ``forward_padded``'s, by default the sentence BiGRU."""
+        encode = encoder or self._own_sentences
+        states = encode(self.dropout(sentences), sentence_mask.sum(1).clamp_min(1))
         document = self.sentence_attention(states, sentence_mask)
         assert document.weights is not None
         logits = self.classifier(self.dropout(document.context))  # (B, C)
@@ -146,10 +179,15 @@ class HANEnsemble(nn.Module):
         self.members = nn.ModuleList(members)
 
     def forward(self, words: Tensor, word_mask: Tensor) -> HANOutput:
-        outputs = [member(words, word_mask) for member in self.members]
-        probs = torch.stack([o.logits.softmax(-1) for o in outputs]).mean(0)  # (B, C)
-        return HANOutput(
-            probs.clamp_min(1e-12).log(),
-            torch.stack([o.word_weights for o in outputs]).mean(0),  # (B, N, W)
-            torch.stack([o.sentence_weights for o in outputs]).mean(0),  # (B, N)
+        probs, word_weights, sentence_weights = self.average(
+            [member(words, word_mask) for member in self.members]
         )
+        return HANOutput(probs.clamp_min(1e-12).log(), word_weights, sentence_weights)
+
+    @staticmethod
+    def average(outputs: Sequence[HANOutput]) -> tuple[Tensor, Tensor, Tensor]:
+        """The members' outputs -> mean class probabilities (B, C), word weights (B, N, W) and sentence
+        weights (B, N) (one output: its own softmax and weights)."""
+        probs = torch.stack([o.logits.softmax(-1) for o in outputs]).mean(0)
+        words = torch.stack([o.word_weights for o in outputs]).mean(0)
+        return probs, words, torch.stack([o.sentence_weights for o in outputs]).mean(0)

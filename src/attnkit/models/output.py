@@ -36,23 +36,32 @@ class TiedOutput(nn.Module):
         self._cache_key: tuple[int, int] = (0, -1)
         self._int8: nn.Module | None = None  # set by freeze_int8 (inference only)
 
-    def _weight(self) -> Tensor:
+    def selected_weight(self) -> Tensor:
+        """The (V_out, E) rows that are scored, selected afresh (differentiable and traceable)."""
         if self.embedding is None:
             assert self.weight is not None
             return self.weight
-        weight = self.embedding.weight
-        if torch.is_grad_enabled():
-            return weight.index_select(0, self.target_ids)  # (V_out, E)
+        return self.embedding.weight.index_select(0, self.target_ids)
+
+    def _weight(self) -> Tensor:
+        if self.embedding is None or torch.is_grad_enabled():
+            return self.selected_weight()
         # Decoding calls this every step: select the rows once per weight version.
+        weight = self.embedding.weight
         key = (weight.data_ptr(), weight._version)
         if self._cache_key != key:
-            self._cache, self._cache_key = weight.index_select(0, self.target_ids), key
+            self._cache, self._cache_key = self.selected_weight(), key
         return self._cache
 
     def forward(self, hidden: Tensor) -> Tensor:
         if self._int8 is not None:
             return self._int8(hidden)
         return F.linear(hidden, self._weight())
+
+    def logits(self, hidden: Tensor) -> Tensor:
+        """``forward`` without the decoding cache or the int8 copy: what a traced graph records (the
+        export quantizes the graph itself). Shapes: hidden (..., E) -> (..., V_out)."""
+        return F.linear(hidden, self.selected_weight())
 
     def freeze_int8(self) -> None:
         """Score with an int8 copy of the current (V_out, E) weight from now on (see ``quantize``)."""

@@ -110,22 +110,23 @@ class DecoderPass:
 
 @dataclass
 class TransformerState:
-    """Shapes: memory (B, S, D), src_mask (B, 1, S), cross/self caches per layer (B, H, S|t, Dh)."""
+    """Shapes: memory (B, S, D), src_mask (B, 1, S), cross/self caches per layer (B, H, S|t, Dh); offset:
+    the next target position (a (1,) int64 tensor in a traced step graph, which has no memory: a step
+    reads only the cross keys/values)."""
 
-    memory: Tensor
+    memory: Tensor | None
     src_mask: Tensor
     cross: list[KeyValue]
     cache: list[KeyValue] | None
-    offset: int
+    offset: int | Tensor
 
     def _map(self, fn) -> TransformerState:  # type: ignore[no-untyped-def]
         def kv(x: KeyValue) -> KeyValue:
             return KeyValue(fn(x.key), fn(x.value))
 
         cache = None if self.cache is None else [kv(c) for c in self.cache]
-        return TransformerState(
-            fn(self.memory), fn(self.src_mask), [kv(c) for c in self.cross], cache, self.offset
-        )
+        memory = None if self.memory is None else fn(self.memory)
+        return TransformerState(memory, fn(self.src_mask), [kv(c) for c in self.cross], cache, self.offset)
 
     def reorder(self, index: Tensor) -> TransformerState:
         return self._map(lambda t: t.index_select(0, index))
@@ -200,7 +201,7 @@ class TransformerSeq2Seq(nn.Module):
     def attention_heads(self) -> int:
         return cast(DecoderLayer, self.decoder[0]).cross_attn.num_heads
 
-    def _embed(self, tokens: Tensor, offset: int = 0) -> Tensor:
+    def _embed(self, tokens: Tensor, offset: int | Tensor = 0) -> Tensor:
         return self.dropout(self.positions(self.embedding(tokens) * math.sqrt(self.d_model), offset))
 
     def source_embedding(self, src: Tensor) -> Tensor:
@@ -259,6 +260,14 @@ class TransformerSeq2Seq(nn.Module):
             y = passes[-1].output
         logits = self.output(self.decoder_norm(y))
         return TransformerTrace(logits, encoder, memory, passes)
+
+    def step_layers(self, prev: Tensor, state: TransformerState) -> tuple[Tensor, Tensor, TransformerState]:
+        """``step`` with every decoder layer's cross-attention, traceable as written (the exported step
+        graph wraps it): the output layer without its decoding cache, ``state.offset`` a tensor there.
+        prev (B, 1) -> log_probs (B, V_out), layer_attention (B, L, H, S), the new state."""
+        hidden, new, maps = self._decode(prev, state, set(range(len(self.decoder))))
+        log_probs = torch.log_softmax(self.output.logits(hidden[:, -1]), -1)
+        return log_probs, torch.stack([weights[:, :, 0] for weights in maps], 1), new
 
     def step(self, prev_tokens: Tensor, state: TransformerState) -> tuple[Tensor, TransformerState, Tensor]:
         """prev_tokens (B, 1) -> log_probs (B, V_out), new state (cache grown by one), attention (B, 1, S)."""
