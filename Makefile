@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check format bench clean
+.PHONY: demo test test-slow check format bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	OMP_NUM_THREADS=2 $(BIN)/python -m pytest
+
+# the tests marked slow (subprocess training runs: resume after a kill, Ctrl-C, two-process DDP); CI runs them
+test-slow: $(STAMP)
+	OMP_NUM_THREADS=2 $(BIN)/python -m pytest -m slow
 
 check: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -6,12 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from attnkit.checkpoint import load_checkpoint
 from tests.helpers import tiny_han_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # two subprocess training runs: in CI's slow pass (make test-slow)
 def test_two_members_share_the_first_ones_word2vec_and_make_one_ensemble(tmp_path):
     args = tiny_han_run(
         tmp_path,

@@ -70,6 +70,7 @@ def test_unknown_vocabulary_kind_lists_the_valid_ones(tmp_path):
         load_config(TOY, ["data.vocabulary=shared"])
 
 
+@pytest.mark.slow  # subprocess training runs: in CI's slow pass (make test-slow)
 def test_resume_after_kill_reaches_the_same_state(tmp_path):
     steps = {"training.max_steps": 60, "training.checkpoint_every": 10, "training.validate_every": 0}
     full = tmp_path / "full"
@@ -91,6 +92,7 @@ def test_resume_after_kill_reaches_the_same_state(tmp_path):
         torch.testing.assert_close(a[name], b[name], rtol=0, atol=1e-6, msg=name)
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
     proc = subprocess.Popen(
         _cli(tmp_path, **{"training.max_steps": 100000, "training.validate_every": 0}),
@@ -113,6 +115,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
     assert saved and load_checkpoint(saved[-1])["step"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs process spawning")
 def test_ddp_two_processes_match_one_process(tmp_path):
     steps = {"training.max_steps": 6, "training.validate_every": 0, "training.validate_bleu": False}
