@@ -172,7 +172,7 @@ def _newest_loads(out: Path) -> bool:
         return True
     code = (
         "import sys; from attnkit.checkpoint import load_checkpoint; "
-        "c = load_checkpoint(sys.argv[1]); c['optimizer']"
+        "c = load_checkpoint(sys.argv[1]); assert c.optimizer is not None"
     )
     return subprocess.run([sys.executable, "-c", code, str(steps[-1])], capture_output=True).returncode == 0
 

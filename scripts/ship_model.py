@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 
 from attnkit import __version__
-from attnkit.checkpoint import INFERENCE_FIELDS, atomic_write_json, load_checkpoint, save_payload
+from attnkit.checkpoint import Checkpoint, atomic_write_json, inference_payload, load_checkpoint, save_payload
+from attnkit.config import to_dict
 from attnkit.datasets import document_split, parallel_split
 from attnkit.pretrained import ROOT
 from attnkit.training.prior import check_tau, stored_class_weights
@@ -65,19 +66,19 @@ def wall_minutes(history: list[dict]) -> float:
     return round(total + last, 2)
 
 
-def member_reports(ckpt: dict) -> list[dict]:
+def member_reports(ckpt: Checkpoint) -> list[dict]:
     """For an ensemble (``attnkit ensemble``): each member's config, updates, wall time and validations."""
     out = []
-    for path in ckpt.get("ensemble_of", []):
+    for path in ckpt.ensemble_of or []:
         member = load_checkpoint(path)
-        history = member.get("position", {}).get("history", [])
-        model = member["config"]["model"]
+        history = member.history()
+        model = to_dict(member.config.model)
         out.append(
             {
                 "checkpoint": path,
-                "seed": member["config"]["training"]["seed"],
+                "seed": member.config.training.seed,
                 "model": {"name": model["name"], model["name"]: model[model["name"]]},
-                "steps": member["step"],
+                "steps": member.step,
                 "train_minutes": wall_minutes(history),
                 "validations": history,
             }
@@ -85,10 +86,10 @@ def member_reports(ckpt: dict) -> list[dict]:
     return out
 
 
-def parent_report(ckpt: dict) -> dict | None:
+def parent_report(ckpt: Checkpoint) -> dict | None:
     """For a run started with ``training.init_from``: the parent's updates and wall time (read before the
     parent, if it is the shipped model being replaced, is overwritten)."""
-    parent = ckpt["config"]["training"].get("init_from", "")
+    parent = ckpt.config.training.init_from
     if not parent:
         return None
     shipped = ROOT / parent / "training_report.json"
@@ -104,22 +105,22 @@ def parent_report(ckpt: dict) -> dict | None:
             "validations": report.get("validations", []),  # the parent's history stays in the report
         }
     member = load_checkpoint(parent)
-    history = member.get("position", {}).get("history", [])
+    history = member.history()
     return {
         "init_from": parent,
-        "steps": member["step"],
+        "steps": member.step,
         "train_minutes": wall_minutes(history),
-        "tokens_seen": member.get("tokens_seen"),
-        "provenance": member.get("provenance", {}),
+        "tokens_seen": member.tokens_seen,
+        "provenance": member.provenance or {},
         "validations": history,
     }
 
 
-def own_minutes(ckpt: dict, members: list[dict], parent: dict | None) -> float:
+def own_minutes(ckpt: Checkpoint, members: list[dict], parent: dict | None) -> float:
     """Wall time of all segments (of ensemble members; plus the init_from parent), validations included."""
     if members:
         return round(sum(m["train_minutes"] for m in members), 2)
-    history = ckpt.get("position", {}).get("history", [])
+    history = ckpt.history()
     return round(wall_minutes(history) + (parent["train_minutes"] if parent else 0.0), 2)
 
 
@@ -129,9 +130,9 @@ def wall_time(path: Path) -> dict:
     return {"train_minutes": wall["wall_minutes"], "trained_side_by_side": wall}
 
 
-def hardware(ckpt: dict, parent: dict | None) -> dict:
+def hardware(ckpt: Checkpoint, parent: dict | None) -> dict:
     """Where each training segment ran (the run's provenance, and its init_from parent's)."""
-    out = {"this run": ckpt.get("provenance", {})}
+    out = {"this run": ckpt.provenance or {}}
     if parent and parent.get("provenance"):
         out["init_from run"] = parent["provenance"]
     return out
@@ -214,21 +215,21 @@ def main() -> int:
     args = parser.parse_args()
     ckpt = load_checkpoint(args.checkpoint)
     dev, test = json.loads(args.dev_report.read_text()), json.loads(args.test_report.read_text())
-    history = ckpt.get("position", {}).get("history", [])
+    history = ckpt.history()
     members = member_reports(ckpt)
     parent = parent_report(ckpt)
     report = {
         "name": args.name,
         "attnkit_version": __version__,
-        "trained_with_version": ckpt["attnkit_version"],
-        "config": ckpt["config"],
-        "data_sha256": data_checksums(ckpt["config"]["task"], ckpt["config"]["data"]["dataset"]),
+        "trained_with_version": ckpt.attnkit_version,
+        "config": to_dict(ckpt.config),
+        "data_sha256": data_checksums(ckpt.config.task, ckpt.config.data.dataset),
         "hardware": hardware(ckpt, parent),
-        "tokens_seen": ckpt.get("tokens_seen"),
-        "steps": ckpt["step"] + (parent["steps"] if parent else 0),
+        "tokens_seen": ckpt.tokens_seen,
+        "steps": ckpt.step + (parent["steps"] if parent else 0),
         "train_minutes": own_minutes(ckpt, members, parent),
         **(wall_time(args.wall_json) if args.wall_json else {}),
-        "train_step_minutes": round(ckpt.get("train_time", 0.0) / 60, 2),  # time inside training steps
+        "train_step_minutes": round((ckpt.train_time or 0.0) / 60, 2),  # time inside training steps
         "tokens_per_second": history[-1].get("tokens_per_second") if history else None,
         "validations": history,
         "dev": dev,
@@ -260,14 +261,7 @@ def main() -> int:
             )
             return 1
     target.mkdir(parents=True, exist_ok=True)
-    small = {k: ckpt[k] for k in INFERENCE_FIELDS if k in ckpt}
-    halves: dict[int, object] = {}  # tied weights share storage: convert each storage once, keep it shared
-    weights = ckpt["model"].items()
-    small["model"] = {
-        k: halves.setdefault(v.data_ptr(), v if args.fp32 else v.half()) if v.is_floating_point() else v
-        for k, v in weights
-    }
-    small["position"] = {"history": history}
+    small = inference_payload(ckpt, fp16=not args.fp32)  # tied weights stay one storage
     if args.prior_correction is not None:
         small["prior_correction"] = check_tau(args.prior_correction)
         small["class_weights"] = stored_class_weights(ckpt)

@@ -57,7 +57,7 @@ def transformer_ckpt(tmp_path_factory, translator_ckpt):
     from attnkit.data.tokenizer import SubwordTokenizer
     from attnkit.models import build_model
 
-    tok = SubwordTokenizer(load_checkpoint(translator_ckpt)["tokenizer"])
+    tok = SubwordTokenizer(load_checkpoint(translator_ckpt).tokenizer)
     config = ExperimentConfig(name="tiny-transformer")
     config.data.train = [str(FIXTURES / "toy_copy.tsv")]
     config.model.name = "transformer"

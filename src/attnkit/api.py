@@ -105,7 +105,7 @@ def load(
     from .checkpoint import load_checkpoint
 
     path = resolve(path_or_name, kind)
-    task = load_checkpoint(path)["config"].get("task", "translation")
+    task = load_checkpoint(path).task
     if task == "classification":
         from .classifier import Classifier
 

@@ -31,7 +31,7 @@ class Captioner(CaptionerBase):
     @classmethod
     def from_checkpoint(cls, path: str | Path, device: str = "cpu") -> Captioner:
         ckpt, config = load_for_inference(path, "captioning")
-        words = list(ckpt["vocabulary"])
+        words = list(ckpt.vocabulary or [])
         model = restore(build_model(config.model, len(words)), ckpt).to(resolve_device(device))
         return cls(model, words, config, str(path))
 

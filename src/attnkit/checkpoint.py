@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .config import ConfigError, ExperimentConfig, ModelConfig, from_dict, to_dict
 from .errors import CheckpointError
 from .files import atomic_write_bytes, atomic_write_json, atomic_write_text
 from .names import TASKS
@@ -105,7 +106,8 @@ def save_checkpoint(
 ) -> Path:
     """Write ``step-N.pt`` (and ``best.pt`` when best) atomically; keep the last ``keep_last``."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = save_payload(payload, out_dir / f"step-{payload['step']}.pt")
+    checked = payload if isinstance(payload, Checkpoint) else Checkpoint.from_payload(payload, out_dir)
+    path = save_payload(checked, out_dir / f"step-{checked.step}.pt")
     if is_best:
         tmp = out_dir / f".best.pt.link{os.getpid()}"
         if tmp.exists():
@@ -126,10 +128,10 @@ def latest_checkpoint(out_dir: Path) -> Path | None:
 class Checkpoint:
     """One checkpoint, typed: the only list of its fields. ``load_checkpoint`` returns one, checked
     field by field (a wrong field is named in a ``CheckpointError``); ``save_payload`` writes one (or a
-    dict of its fields). It reads like the plain mapping it is stored as: ``ckpt["config"]``,
-    ``ckpt.get("labels")``, and ``"labels" in ckpt`` for a field that is set."""
+    dict of its fields). Its config is the typed ``ExperimentConfig`` (stored as ``config.to_dict``);
+    fields are attributes, None when not set."""
 
-    config: dict[str, Any]  # the resolved ExperimentConfig (``config.to_dict``)
+    config: ExperimentConfig  # the resolved config of the run
     model: dict[str, torch.Tensor]  # state dict (fp32, or fp16 for shipped models)
     step: int = 0
     attnkit_version: str = ""
@@ -142,7 +144,7 @@ class Checkpoint:
     # None = not kept (a checkpoint from before they were kept)
     class_weights: list[float] | None = None
     prior_correction: float | None = None  # tau of ``training.prior`` kept with a shipped classifier
-    ensemble: list[dict[str, Any]] | None = None  # member model configs (``attnkit ensemble``)
+    ensemble: list[ModelConfig] | None = None  # member model configs (``attnkit ensemble``)
     ensemble_of: list[str] | None = None
     averaged_from: list[str] | None = None
     provenance: dict[str, Any] | None = None  # version, hardware, data of the run
@@ -169,48 +171,37 @@ class Checkpoint:
         values = {k: v for k, v in payload.items() if k in known}
         if "class_weights" in payload and payload["class_weights"] is None:
             values["class_weights"] = []  # stored as None by unweighted runs
+        values["config"] = _typed(ExperimentConfig, values.get("config"), path, "config")
+        if values.get("ensemble") is not None:
+            members = enumerate(values["ensemble"])
+            values["ensemble"] = [_typed(ModelConfig, m, path, f"ensemble[{i}]") for i, m in members]
         return cls(**values)
 
     def to_payload(self) -> dict[str, Any]:
-        """The fields that are set, as the plain dict that is stored."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        """The fields that are set, as the plain dict that is stored (configs as plain dicts)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        out["config"] = to_dict(self.config)
+        if self.ensemble is not None:
+            out["ensemble"] = [to_dict(m) for m in self.ensemble]
+        return out
 
     @property
     def task(self) -> str:
-        return str(self.config["task"])
+        return self.config.task
 
-    @property
-    def format_version(self) -> int:
-        """Files of older formats are converted (``attnkit convert``) before they become one."""
-        return FORMAT_VERSION
+    def history(self) -> list[Any]:
+        """The run's validation history (``position.history``), [] when not kept."""
+        return list((self.position or {}).get("history", []))
 
-    def __getitem__(self, name: str) -> Any:
-        value = getattr(self, name, None) if name in _FIELD_NAMES | {"format_version"} else None
-        if value is None:
-            raise KeyError(name)
+
+def _typed(cls: type[Any], value: Any, path: str | Path, name: str) -> Any:
+    """A stored config mapping -> its dataclass (already typed: as is); a bad key names the field."""
+    if value is None or isinstance(value, cls):
         return value
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        if name not in _FIELD_NAMES:
-            raise KeyError(f"unknown checkpoint field {name!r}; valid: {', '.join(_FIELD_NAMES)}")
-        setattr(self, name, [] if name == "class_weights" and value is None else value)
-
-    def update(self, values: dict[str, Any] | None = None, **more: Any) -> None:
-        for name, value in {**(values or {}), **more}.items():
-            self[name] = value
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, None) if name in _FIELD_NAMES else None
-        return default if value is None else value
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in _FIELD_NAMES and getattr(self, name) is not None
-
-    def keys(self) -> list[str]:
-        return list(self.to_payload())
-
-    def items(self) -> Any:
-        return self.to_payload().items()
+    try:
+        return from_dict(cls, value)
+    except ConfigError as exc:
+        raise CheckpointError(f"{path}: field {name!r}: {exc}") from None
 
 
 def _field_types() -> dict[str, tuple[type, ...]]:
@@ -222,6 +213,7 @@ def _field_types() -> dict[str, tuple[type, ...]]:
         kinds = [typing.get_origin(a) or a for a in (typing.get_args(hint) if union else (hint,))]
         kinds = [k for k in kinds if k is not type(None)]
         out[name] = tuple(kinds) + ((int,) if float in kinds else ())
+    out["config"] = (dict, ExperimentConfig)  # stored as a mapping, typed once read
     return out
 
 
@@ -238,13 +230,15 @@ def _type_name(expected: tuple[type, ...]) -> str:
 def inference_payload(payload: Checkpoint | dict[str, Any], fp16: bool = True) -> dict[str, Any]:
     """What inference needs (no optimizer or RNG state), float weights in fp16 when ``fp16``.
     Tied weights (one storage under two names) stay one storage."""
-    small = {k: payload[k] for k in INFERENCE_FIELDS if k in payload}
+    ckpt = payload if isinstance(payload, Checkpoint) else Checkpoint.from_payload(payload)
+    stored = ckpt.to_payload()
+    small = {k: stored[k] for k in INFERENCE_FIELDS if k in stored}
     halves: dict[int, torch.Tensor] = {}
     small["model"] = {
         k: halves.setdefault(v.data_ptr(), v.half() if fp16 else v) if v.is_floating_point() else v
-        for k, v in payload["model"].items()
+        for k, v in ckpt.model.items()
     }
-    small["position"] = {"history": payload.get("position", {}).get("history", [])}
+    small["position"] = {"history": ckpt.history()}
     return small
 
 

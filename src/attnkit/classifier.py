@@ -54,17 +54,17 @@ class Classifier(ClassifierBase):
         ``training.prior`` (None = the checkpoint's own, 0 when it has none).
         ``device``: cpu, cuda[:N] or auto."""
         ckpt, config = load_for_inference(path, "classification")
-        vocab = Vocabulary(ckpt["vocabulary"])
-        model = build_for_checkpoint(ckpt, config, len(vocab), num_classes=len(ckpt["labels"]))
+        vocab, labels = Vocabulary(ckpt.vocabulary or []), list(ckpt.labels or [])
+        model = build_for_checkpoint(ckpt, config, len(vocab), num_classes=len(labels))
         on = resolve_device(device)
         if int8 and on.type != "cpu":
             raise DeviceError("int8 weights run on the CPU only; use --device cpu")
         model = restore(model, ckpt, int8).to(on)
         bias = prior_bias(ckpt, prior_correction)
-        classifier = cls(model, vocab, list(ckpt["labels"]), config, str(path), bias)
+        classifier = cls(model, vocab, labels, config, str(path), bias)
         classifier.class_weights = stored_class_weights(ckpt) or [1.0] * len(classifier.labels)
         classifier.prior_correction = float(
-            ckpt.get("prior_correction", 0.0) if prior_correction is None else prior_correction
+            (ckpt.prior_correction or 0.0) if prior_correction is None else prior_correction
         )
         return classifier
 

@@ -51,7 +51,7 @@ class Translator(TranslatorBase):
         source, target = vocabularies_from(ckpt)
         src_vocab_size = None if source is target else len(source)
         model = build_model(
-            config.model, len(target), target_ids=ckpt.get("target_ids"), src_vocab_size=src_vocab_size
+            config.model, len(target), target_ids=ckpt.target_ids, src_vocab_size=src_vocab_size
         )
         on = resolve_device(device)
         if int8 and on.type != "cpu":

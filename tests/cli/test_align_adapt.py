@@ -19,9 +19,9 @@ def _bitext(tmp_path):
 def test_adapt_translator_changes_weights_and_keeps_the_vocabulary(translator_ckpt, tmp_path):
     out = adapt_translator(translator_ckpt, ["ab cd", "cd ab"], ["ab cd", "cd ab"], 3, tmp_path, lr=1e-2)
     before, after = load_checkpoint(translator_ckpt), load_checkpoint(out)
-    assert after["step"] == 3 and after["tokenizer"] == before["tokenizer"]
-    assert after["target_ids"] == before["target_ids"]
-    changed = [k for k, v in before["model"].items() if not torch.equal(v, after["model"][k])]
+    assert after.step == 3 and after.tokenizer == before.tokenizer
+    assert after.target_ids == before.target_ids
+    changed = [k for k, v in before.model.items() if not torch.equal(v, after.model[k])]
     assert changed, "three updates at lr 1e-2 must move some weights"
     assert (tmp_path / "bitext.src").read_text() == "ab cd\ncd ab\n"
 

@@ -30,30 +30,29 @@ def _peaked(path, tmp_path, name):
     from attnkit.checkpoint import load_checkpoint
 
     ckpt = load_checkpoint(path)
-    ckpt["model"] = {
+    ckpt.model = {
         k: (v * 4 if k.endswith("embedding.weight") else v).half().float() if v.is_floating_point() else v
-        for k, v in ckpt["model"].items()
+        for k, v in ckpt.model.items()
     }
-    extra = {k: v for k, v in ckpt.items() if k not in ("config", "model", "attnkit_version", "step")}
-    from attnkit.config import ExperimentConfig, from_dict
+    stored = ckpt.to_payload()
+    extra = {k: v for k, v in stored.items() if k not in ("config", "model", "attnkit_version", "step")}
 
-    model = type("M", (), {"state_dict": lambda self: ckpt["model"]})()
-    return _save(tmp_path / f"{name}.pt", from_dict(ExperimentConfig, ckpt["config"]), model, **extra)
+    model = type("M", (), {"state_dict": lambda self: ckpt.model})()
+    return _save(tmp_path / f"{name}.pt", ckpt.config, model, **extra)
 
 
 def _rnn_variant(translator_ckpt, tmp, variant):
     """The tiny RNN checkpoint rebuilt with ``RNN_VARIANTS[variant]`` (new weights, sharpened)."""
     from attnkit.checkpoint import load_checkpoint
-    from attnkit.config import ExperimentConfig, from_dict
     from attnkit.models import build_model
 
     ckpt = load_checkpoint(translator_ckpt)
-    config = from_dict(ExperimentConfig, ckpt["config"])
+    config = ckpt.config
     for key, value in RNN_VARIANTS[variant].items():
         setattr(config.model.rnn, key, value)
     torch.manual_seed(1)
-    model = build_model(config.model, len(ckpt["target_ids"]))
-    raw = _save(tmp / "raw.pt", config, model, tokenizer=ckpt["tokenizer"], target_ids=ckpt["target_ids"])
+    model = build_model(config.model, len(ckpt.target_ids))
+    raw = _save(tmp / "raw.pt", config, model, tokenizer=ckpt.tokenizer, target_ids=ckpt.target_ids)
     return _peaked(raw, tmp, "model")
 
 
@@ -161,18 +160,17 @@ def test_int8_export_translates_close_to_fp32(exported):
 @pytest.fixture(scope="module")
 def han_export(tmp_path_factory, classifier_ckpt):
     from attnkit.checkpoint import load_checkpoint
-    from attnkit.config import ExperimentConfig, from_dict
 
     tmp = tmp_path_factory.mktemp("han")
     ckpt = load_checkpoint(classifier_ckpt)
-    weights = {k: v.half().float() if v.is_floating_point() else v for k, v in ckpt["model"].items()}
+    weights = {k: v.half().float() if v.is_floating_point() else v for k, v in ckpt.model.items()}
     model = type("M", (), {"state_dict": lambda self: weights})()
     path = _save(
         tmp / "weighted.pt",
-        from_dict(ExperimentConfig, ckpt["config"]),
+        ckpt.config,
         model,
-        vocabulary=ckpt["vocabulary"],
-        labels=ckpt["labels"],
+        vocabulary=ckpt.vocabulary,
+        labels=ckpt.labels,
         class_weights=[2.0, 1.0, 0.5, 1.0, 3.0],
         prior_correction=0.5,
     )

@@ -39,5 +39,5 @@ def test_two_members_share_the_first_ones_word2vec_and_make_one_ensemble(tmp_pat
     assert "vectors from" in (out / "s13.log").read_text()  # the second member reused member 12's vectors
     assert "word2vec epoch" not in (out / "s13.log").read_text()
     ensemble = load_checkpoint(out / "ensemble.pt")
-    assert len(ensemble["ensemble"]) == 2 and len(ensemble["class_weights"]) == 3
+    assert len(ensemble.ensemble or []) == 2 and len(ensemble.class_weights or []) == 3
     assert json.loads((out / "wall.json").read_text())["members"] == 2

@@ -10,11 +10,11 @@ from attnkit.training.average import average_checkpoints
 def _variant(src, path, scale):
     ckpt = load_checkpoint(src)
     shared = {}
-    ckpt["model"] = {
+    ckpt.model = {
         k: shared.setdefault(v.data_ptr(), v * scale if v.is_floating_point() else v)
-        for k, v in ckpt["model"].items()
+        for k, v in ckpt.model.items()
     }
-    ckpt["train_time"] = 10.0 * scale
+    ckpt.train_time = 10.0 * scale
     save_payload(ckpt, path)
     return path
 
@@ -23,13 +23,13 @@ def test_average_is_the_mean_and_keeps_tied_weights_tied(translator_ckpt, tmp_pa
     paths = [_variant(translator_ckpt, tmp_path / f"step-{i}.pt", s) for i, s in enumerate((1.0, 2.0, 6.0))]
     out = tmp_path / "avg.pt"
     average_checkpoints(paths, out)
-    base, avg = load_checkpoint(translator_ckpt)["model"], load_checkpoint(out)
+    base, avg = load_checkpoint(translator_ckpt).model, load_checkpoint(out)
     for key, value in base.items():
         if value.is_floating_point():
-            torch.testing.assert_close(avg["model"][key], value * 3.0)
-    assert avg["model"]["embedding.weight"].data_ptr() == avg["model"]["output.embedding.weight"].data_ptr()
-    assert avg["tokenizer"] == load_checkpoint(translator_ckpt)["tokenizer"] and "optimizer" not in avg
-    assert avg["train_time"] == 60.0  # the last checkpoint's accounting, kept for training reports
+            torch.testing.assert_close(avg.model[key], value * 3.0)
+    assert avg.model["embedding.weight"].data_ptr() == avg.model["output.embedding.weight"].data_ptr()
+    assert avg.tokenizer == load_checkpoint(translator_ckpt).tokenizer and avg.optimizer is None
+    assert avg.train_time == 60.0  # the last checkpoint's accounting, kept for training reports
     import attnkit
 
     assert attnkit.load(out).translate(["ab"], beam=2)[0].attention.ndim == 2
@@ -49,7 +49,7 @@ def test_average_command_writes_a_loadable_checkpoint(translator_ckpt, tmp_path,
     paths = [_variant(translator_ckpt, tmp_path / f"step-{i}.pt", s) for i, s in enumerate((1.0, 3.0))]
     assert main(["average", *map(str, paths), "--out", str(tmp_path / "avg.pt")]) == 0
     assert "averaged 2 checkpoints" in capsys.readouterr().err
-    base, avg = load_checkpoint(translator_ckpt)["model"], load_checkpoint(tmp_path / "avg.pt")["model"]
+    base, avg = load_checkpoint(translator_ckpt).model, load_checkpoint(tmp_path / "avg.pt").model
     for key, value in base.items():  # what the command wrote is the mean of (1x, 3x): 2x
         if value.is_floating_point():
             torch.testing.assert_close(avg[key], value * 2.0)
@@ -60,15 +60,14 @@ def test_average_command_writes_a_loadable_checkpoint(translator_ckpt, tmp_path,
 
 def _reseeded(src, path, seed, hidden):
     """Another member: same vocabulary and labels, other weights and size."""
-    from attnkit.config import ExperimentConfig, from_dict, to_dict
     from attnkit.models import build_model
 
     ckpt = load_checkpoint(src)
-    config = from_dict(ExperimentConfig, ckpt["config"])
+    config = ckpt.config
     config.model.han.word_hidden = hidden
     torch.manual_seed(seed)
-    model = build_model(config.model, len(ckpt["vocabulary"]), num_classes=len(ckpt["labels"]))
-    ckpt.update(model=model.state_dict(), config=to_dict(config))
+    model = build_model(config.model, len(ckpt.vocabulary), num_classes=len(ckpt.labels))
+    ckpt.model, ckpt.config = model.state_dict(), config
     save_payload(ckpt, path)
     return path
 
@@ -102,7 +101,7 @@ def test_ensemble_refuses_translators_and_other_vocabularies(classifier_ckpt, tr
     with pytest.raises(ValueError, match="single classifiers"):
         ensemble_checkpoints([classifier_ckpt, translator_ckpt], tmp_path / "e.pt")
     other = load_checkpoint(classifier_ckpt)
-    other["vocabulary"] = other["vocabulary"][:-1]
+    other.vocabulary = other.vocabulary[:-1]
     save_payload(other, tmp_path / "other.pt")
     assert (
         main(["ensemble", str(classifier_ckpt), str(tmp_path / "other.pt"), "--out", str(tmp_path / "e.pt")])

@@ -16,7 +16,8 @@ WEIGHTS = [4.0, 2.0, 1.0, 1.0, 0.25]
 
 def _with(ckpt_path, tmp_path, **extra):
     ckpt = load_checkpoint(ckpt_path)
-    ckpt.update(extra)
+    for name, value in extra.items():
+        setattr(ckpt, name, value)
     path = tmp_path / "model.pt"
     save_payload(ckpt, path)
     return path
@@ -48,7 +49,7 @@ def test_the_checkpoint_keeps_its_tau_and_the_caller_can_override_it(classifier_
 
 
 def test_unweighted_training_means_no_change_and_unknown_weights_are_an_error(classifier_ckpt, tmp_path):
-    unweighted = load_checkpoint(_with(classifier_ckpt, tmp_path, class_weights=None))
+    unweighted = load_checkpoint(_with(classifier_ckpt, tmp_path, class_weights=[]))  # [] = unweighted
     torch.testing.assert_close(prior_bias(unweighted, 1.0), torch.zeros(5))
     unknown = load_checkpoint(classifier_ckpt)  # keeps no class weights, training data not given
     with pytest.raises(ValueError, match="does not keep its training class weights"):
@@ -60,8 +61,8 @@ def test_old_checkpoints_recompute_the_weights_from_their_training_data(classifi
     rows = [{"text": "good", "label": c} for c in [1, 2, 3, 4, 5, 5, 5, 5]]
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     ckpt = load_checkpoint(classifier_ckpt)
-    ckpt["config"]["data"]["train"] = [str(data)]
-    ckpt["config"]["model"]["han"]["class_weighting"] = "sqrt_inverse"
+    ckpt.config.data.train = [str(data)]
+    ckpt.config.model.han.class_weighting = "sqrt_inverse"
     expected = [math.sqrt(8 / (5 * n)) for n in (1, 1, 1, 1, 4)]
     assert stored_class_weights(ckpt) == pytest.approx(expected)
 
@@ -73,7 +74,7 @@ def test_an_ensemble_keeps_the_geometric_mean_of_its_members_weights(classifier_
     a = _with(classifier_ckpt, tmp_path, class_weights=WEIGHTS)
     b = tmp_path / "b.pt"
     ckpt = load_checkpoint(classifier_ckpt)
-    ckpt["class_weights"] = None
+    ckpt.class_weights = []  # trained unweighted: weights of 1
     save_payload(ckpt, b)
     combined = ensemble_checkpoints([a, b], tmp_path / "ens.pt")
     assert combined["class_weights"] == pytest.approx([w**0.5 for w in WEIGHTS])

@@ -33,17 +33,17 @@ def _cli(out: Path, *flags: str, **extra: object) -> list[str]:
 
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:
-    return load_checkpoint(path)["model"]
+    return load_checkpoint(path).model
 
 
 def test_toy_run_learns_and_writes_checkpoints(tmp_path):
     extra = {"training.max_steps": 100, "training.validate_every": 50, "training.snapshot_minutes": "[0.001]"}
     assert main(["train", TOY, *_sets(tmp_path, **extra)]) == 0
-    assert load_checkpoint(tmp_path / "minutes-0.001.pt")["step"] < 100  # the equal-budget snapshot
+    assert load_checkpoint(tmp_path / "minutes-0.001.pt").step < 100  # the equal-budget snapshot
     ckpt = load_checkpoint(tmp_path / "best.pt")
-    assert ckpt["attnkit_version"] and ckpt["tokenizer"] and ckpt["config"]["name"] == "toy-copy"
-    history = ckpt["position"]["history"]
-    uniform = __import__("math").log(len(ckpt["target_ids"]))  # dev loss of a model that learned nothing
+    assert ckpt.attnkit_version and ckpt.tokenizer and ckpt.config.name == "toy-copy"
+    history = ckpt.position["history"]
+    uniform = __import__("math").log(len(ckpt.target_ids))  # dev loss of a model that learned nothing
     assert history[-1]["dev_loss"] < 1.0 < uniform and history[-1]["dev_loss"] <= history[0]["dev_loss"]
     assert (tmp_path / "validations.csv").read_text().startswith("dev_loss,")
     assert not list(tmp_path.glob(".*tmp*"))  # no temporary files left behind
@@ -55,8 +55,8 @@ def test_separate_vocabularies_train_save_and_translate(tmp_path):
     extra = {"training.max_steps": 60, "training.validate_every": 60, "data.vocabulary": "separate"}
     assert main(["train", TOY, *_sets(tmp_path, **extra)]) == 0
     ckpt = load_checkpoint(tmp_path / "best.pt")
-    assert ckpt["target_tokenizer"] and ckpt["tokenizer"]
-    assert "src_embedding.weight" in ckpt["model"]
+    assert ckpt.target_tokenizer and ckpt.tokenizer
+    assert "src_embedding.weight" in ckpt.model
     translator = Translator.from_checkpoint(tmp_path / "best.pt")
     assert translator.tokenizer is not translator.target_tokenizer
     result = translator.translate(["a b c"], beam=2)[0]
@@ -112,7 +112,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     saved = step_checkpoints(tmp_path)
-    assert saved and load_checkpoint(saved[-1])["step"] > 0
+    assert saved and load_checkpoint(saved[-1]).step > 0
 
 
 @pytest.mark.slow
@@ -151,9 +151,9 @@ def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
     init = {"training.init_from": str(first / "best.pt")}
     assert main(["train", TOY, *_sets(second, **extra, **init)]) == 0
     start, after = load_checkpoint(first / "best.pt"), load_checkpoint(second / "best.pt")
-    assert after["step"] == 1 and after["tokenizer"] == start["tokenizer"]
-    for name, weight in start["model"].items():  # lr 0: one step leaves the loaded weights as they were
-        torch.testing.assert_close(after["model"][name], weight, msg=name)
+    assert after.step == 1 and after.tokenizer == start.tokenizer
+    for name, weight in start.model.items():  # lr 0: one step leaves the loaded weights as they were
+        torch.testing.assert_close(after.model[name], weight, msg=name)
 
 
 def test_init_from_another_architecture_names_the_difference(tmp_path, capsys):
@@ -193,11 +193,11 @@ def test_han_trains_with_the_same_trainer_and_keeps_its_class_weights(tmp_path):
     assert main(["train", str(ROOT / "configs" / "reviews-han.yaml"), *args]) == 0
     ckpt = load_checkpoint(tmp_path / "run" / "best.pt")
     counts = {"1": 10, "3": 10, "5": 20}  # sqrt_inverse: sqrt(n / (C * count))
-    assert ckpt["class_weights"] == pytest.approx([(40 / (3 * counts[c])) ** 0.5 for c in ckpt["labels"]])
+    assert ckpt.class_weights == pytest.approx([(40 / (3 * counts[c])) ** 0.5 for c in ckpt.labels])
     path = tmp_path / "run" / "best.pt"
     plain = Classifier.from_checkpoint(path, prior_correction=0.0).classify(["Love it."])[0].probabilities
     fixed = Classifier.from_checkpoint(path, prior_correction=1.0).classify(["Love it."])[0].probabilities
-    weight = dict(zip(ckpt["labels"], ckpt["class_weights"]))  # tau = 1 divides the class weights out
+    weight = dict(zip(ckpt.labels, ckpt.class_weights))  # tau = 1 divides the class weights out
     unnormalised = {c: plain[c] / weight[c] for c in plain}
     total = sum(unnormalised.values())
     assert fixed == pytest.approx({c: v / total for c, v in unnormalised.items()}, abs=1e-5)

@@ -27,5 +27,5 @@ def run(args: argparse.Namespace) -> int:
     refuse_overwrite(args.new, {"OLD": args.old}, "NEW")
 
     payload = convert_legacy(args.old, args.new, trust_pickle=args.trust_pickle)
-    log.info(f"converted {args.old} ({payload['config']['task']}) -> {args.new}")
+    log.info(f"converted {args.old} ({payload.task}) -> {args.new}")
     return 0

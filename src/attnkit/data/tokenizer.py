@@ -6,11 +6,11 @@ import io
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sentencepiece as spm
 
-from ..errors import DataError
+from ..errors import CheckpointError, DataError
 from ..vocab import BOS, EOS, PAD, UNK
 
 if TYPE_CHECKING:
@@ -100,8 +100,10 @@ def train_vocabularies(
     return SubwordTokenizer.train(sources, vocab_size), SubwordTokenizer.train(targets, vocab_size)
 
 
-def vocabularies_from(payload: Checkpoint | dict[str, Any]) -> tuple[SubwordTokenizer, SubwordTokenizer]:
+def vocabularies_from(ckpt: Checkpoint) -> tuple[SubwordTokenizer, SubwordTokenizer]:
     """(source, target) tokenizers stored in a checkpoint; ``target_tokenizer`` only when separate."""
-    source = SubwordTokenizer(payload["tokenizer"])
-    target = payload.get("target_tokenizer")
+    if ckpt.tokenizer is None:
+        raise CheckpointError("the checkpoint has no field 'tokenizer' (sentencepiece model bytes)")
+    source = SubwordTokenizer(ckpt.tokenizer)
+    target = ckpt.target_tokenizer
     return source, (source if target is None else SubwordTokenizer(target))

@@ -41,7 +41,7 @@ def export(
     weight in fp16 even where that rounds it (default: only where it is exact, as for fp16-shipped models)."""
     int8 = int8 or only_int8
     path = resolve(path_or_name, "translator")
-    task = load_checkpoint(path)["config"].get("task", "translation")
+    task = load_checkpoint(path).task
     out = Path(out)
     if out.exists() and not (out / MANIFEST).is_file() and any(out.iterdir()):
         raise UsageError(f"{out}: exists and is not an export folder; choose a new or empty folder")

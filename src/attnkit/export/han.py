@@ -44,7 +44,7 @@ def export_han(path: Path, root: Path, int8: bool) -> tuple[Classifier, dict[str
         "labels": classifier.labels,
         "vocabulary": "vocabulary.json",
         "class_weights": stored_class_weights(ckpt),
-        "prior_correction": float(ckpt.get("prior_correction", 0.0)),
+        "prior_correction": float(ckpt.prior_correction or 0.0),
         "ensemble_members": len(getattr(classifier.model, "members", [classifier.model])),
     }
     io = {"inputs": ["words", "word_mask"], "outputs": outputs}

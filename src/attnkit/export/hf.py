@@ -133,10 +133,10 @@ def export_hf(path_or_name: str | Path | None, out: str | Path) -> dict[str, Any
         raise ExportError(
             f"{path}: --format hf exports Transformers; an RNN has no Hugging Face architecture"
         )
-    if "src_embedding.weight" in ckpt["model"] or ckpt.get("target_tokenizer"):
+    if "src_embedding.weight" in ckpt.model or ckpt.target_tokenizer:
         raise ExportError(f"{path}: --format hf needs one joint vocabulary (Pegasus shares its embeddings)")
     t = config.model.transformer
-    vocab = int(ckpt["model"]["embedding.weight"].shape[0])
+    vocab = int(ckpt.model["embedding.weight"].shape[0])
     settings: dict[str, Any] = dict(
         vocab_size=vocab,
         d_model=t.d_model,
@@ -162,7 +162,7 @@ def export_hf(path_or_name: str | Path | None, out: str | Path) -> dict[str, Any
         attnkit_attention_layer=int(t.attention_layer),
     )
     model = PegasusForConditionalGeneration(PegasusConfig(**settings))
-    weights = pegasus_weights(ckpt["model"], (t.encoder_layers, t.decoder_layers), list(ckpt["target_ids"]))
+    weights = pegasus_weights(ckpt.model, (t.encoder_layers, t.decoder_layers), list(ckpt.target_ids or []))
     missing, unexpected = model.load_state_dict(weights, strict=False)
     left = [k for k in missing if "embed_positions" not in k]
     if left or unexpected:
@@ -172,7 +172,7 @@ def export_hf(path_or_name: str | Path | None, out: str | Path) -> dict[str, Any
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         model.save_pretrained(tmp)
-        fast_tokenizer(ckpt["tokenizer"]).save_pretrained(tmp)
+        fast_tokenizer(ckpt.tokenizer or b"").save_pretrained(tmp)
         report = verify_hf(path, tmp)
         (tmp / "attnkit_export.json").write_text(json.dumps({"source": str(path), "check": report}, indent=2))
         if out.exists():

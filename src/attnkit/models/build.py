@@ -9,7 +9,7 @@ from typing import Any
 from torch import nn
 
 from ..checkpoint import Checkpoint, load_checkpoint
-from ..config import ExperimentConfig, ModelConfig, from_dict
+from ..config import ExperimentConfig, ModelConfig
 from ..errors import UsageError
 from ..names import MODEL_TABLE, Registry
 
@@ -88,18 +88,18 @@ def build_for_checkpoint(
     ckpt: Checkpoint, config: ExperimentConfig, vocab_size: int, **sizes: Any
 ) -> nn.Module:
     """The model a checkpoint's weights fit: its config's model, or an ensemble of its members'."""
-    members = ckpt.get("ensemble")
+    members = ckpt.ensemble
     if not members:
         return build_model(config.model, vocab_size, **sizes)
     from .han import HANEnsemble
 
-    return HANEnsemble([build_model(from_dict(ModelConfig, m), vocab_size, **sizes) for m in members])
+    return HANEnsemble([build_model(m, vocab_size, **sizes) for m in members])
 
 
 def load_for_inference(path: str | Path, task: str) -> tuple[Checkpoint, ExperimentConfig]:
     """A checkpoint and its config, checked to be of ``task`` (translation or classification)."""
     ckpt = load_checkpoint(path)
-    config = from_dict(ExperimentConfig, ckpt["config"])
+    config = ckpt.config
     if config.task != task:
         raise UsageError(f"{path} is a {config.task} model, not a {task} model")
     return ckpt, config
@@ -126,7 +126,7 @@ def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
     kind = {"classification": "classifier", "captioning": "captioner"}.get(config.task, "translator")
     path = resolve(config.training.init_from, kind)
     ckpt, source = load_for_inference(path, config.task)
-    if ckpt.get("ensemble"):
+    if ckpt.ensemble:
         raise UsageError(f"training.init_from: {path} is an ensemble; start from one of its members")
     section = config.model.section
     mine = {"name": config.model.name, **dataclasses.asdict(getattr(config.model, section))}
@@ -146,7 +146,7 @@ def restore(model: nn.Module, ckpt: Checkpoint, int8: bool = False) -> nn.Module
 
     ``int8``: return an int8-weight copy for CPU inference instead (see ``quantize``).
     """
-    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt["model"].items()})
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt.model.items()})
     if int8:
         from .quantize import quantize_int8
 

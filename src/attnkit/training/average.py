@@ -37,12 +37,12 @@ MUST_MATCH = ("tokenizer", "target_tokenizer", "target_ids", "vocabulary", "labe
 
 
 def _check_compatible(first: Checkpoint, other: Checkpoint, path: Path, first_path: Path) -> None:
-    if other["config"]["model"] != first["config"]["model"]:
+    if other.config.model != first.config.model:
         raise UsageError(f"{path}: model config differs from {first_path}'s; average checkpoints of one run")
     for key in MUST_MATCH:
-        if other.get(key) != first.get(key):
+        if getattr(other, key) != getattr(first, key):
             raise UsageError(f"{path}: {key} differs from {first_path}'s; average checkpoints of one run")
-    a, b = first["model"], other["model"]
+    a, b = first.model, other.model
     if a.keys() != b.keys() or any(a[k].shape != b[k].shape for k in a):
         raise UsageError(f"{path}: weight names or shapes differ from {first_path}'s")
 
@@ -57,23 +57,27 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[st
         raise UsageError(f"need at least 2 checkpoints to average, got {len(paths)}")
     files = [Path(p) for p in paths]
     first = load_checkpoint(files[0])
-    sums = {k: v.double() for k, v in first["model"].items() if v.is_floating_point()}
+    sums = {k: v.double() for k, v in first.model.items() if v.is_floating_point()}
     last = first
     for path in files[1:]:
         last = load_checkpoint(path)
         _check_compatible(first, last, path, files[0])
         for key in sums:
-            sums[key] += last["model"][key].double()
+            sums[key] += last.model[key].double()
     shared: dict[int, torch.Tensor] = {}  # tied weights (one storage, two names) stay tied
     weights = {
         k: shared.setdefault(v.data_ptr(), (sums[k] / len(files)).to(v.dtype) if k in sums else v.clone())
-        for k, v in last["model"].items()
+        for k, v in last.model.items()
     }
-    averaged = {k: last[k] for k in KEEP if k in last}
-    averaged.update(model=weights, averaged_from=[str(p) for p in files])
-    averaged["position"] = {"history": last.get("position", {}).get("history", [])}
+    averaged = _kept(last, model=weights, averaged_from=[str(p) for p in files])
     save_payload(averaged, out)
-    return averaged
+    return averaged.to_payload()
+
+
+def _kept(ckpt: Checkpoint, **fields: Any) -> Checkpoint:
+    """``ckpt``'s KEEP fields and its validation history, with ``fields`` set: no training state."""
+    kept = {name: getattr(ckpt, name) for name in KEEP}
+    return Checkpoint(**{**kept, "position": {"history": ckpt.history()}, **fields})
 
 
 def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[str, Any]:
@@ -89,27 +93,26 @@ def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[s
     members = [load_checkpoint(p) for p in files]
     first = members[0]
     for path, ckpt in zip(files, members):
-        if ckpt["config"]["task"] != "classification" or ckpt.get("ensemble"):
+        if ckpt.task != "classification" or ckpt.ensemble:
             raise UsageError(f"{path}: ensembles combine single classifiers (HAN checkpoints)")
         for key in ("vocabulary", "labels"):
-            if ckpt.get(key) != first.get(key):
+            if getattr(ckpt, key) != getattr(first, key):
                 raise UsageError(f"{path}: {key} differs from {files[0]}'s; members must share it")
-    combined = {k: first[k] for k in KEEP if k in first}
-    combined.update(
-        model={f"members.{i}.{k}": v for i, ckpt in enumerate(members) for k, v in ckpt["model"].items()},
-        ensemble=[ckpt["config"]["model"] for ckpt in members],
-        **_ensemble_class_weights(members),
+    combined = _kept(
+        first,
+        model={f"members.{i}.{k}": v for i, ckpt in enumerate(members) for k, v in ckpt.model.items()},
+        ensemble=[ckpt.config.model for ckpt in members],
+        class_weights=_ensemble_class_weights(members),
         ensemble_of=[str(p) for p in files],
-        position={"history": first.get("position", {}).get("history", [])},
     )
     save_payload(combined, out)
-    return combined
+    return combined.to_payload()
 
 
-def _ensemble_class_weights(members: list[Checkpoint]) -> dict[str, Any]:
+def _ensemble_class_weights(members: list[Checkpoint]) -> list[float] | None:
     """The members' training class weights, geometric mean (``training.prior``), if they all keep them."""
-    if not all("class_weights" in m for m in members):
-        return {}
+    if any(m.class_weights is None for m in members):
+        return None
     from .prior import geometric_mean
 
-    return {"class_weights": geometric_mean([m["class_weights"] for m in members], len(members[0]["labels"]))}
+    return geometric_mean([m.class_weights for m in members], len(members[0].labels or []))

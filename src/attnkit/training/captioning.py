@@ -89,7 +89,7 @@ class CaptioningTask:
                 f"data.dataset {data.dataset!r} is not a captioning set: use digits, or give data.train "
                 "[captions file] or [captions file, image folder]"
             )
-        self.words = checkpoint["vocabulary"] if checkpoint else words
+        self.words = list(checkpoint.vocabulary or []) if checkpoint else words
         self.index = {w: i for i, w in enumerate(self.words)}
         log.info(f"data: {len(self.dev)} dev images, {len(self.words)} words")
 

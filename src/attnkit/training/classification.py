@@ -57,13 +57,13 @@ def training_labels(config: ExperimentConfig, labels: list[str]) -> list[int] | 
 class ClassificationTask:
     def __init__(self, config: ExperimentConfig, checkpoint: Checkpoint | None = None) -> None:
         self.config = config
-        labels = checkpoint["labels"] if checkpoint else None
+        labels = checkpoint.labels if checkpoint else None
         self.train_docs, self.labels = _docs(config, "train", labels)
         if config.data.train_limit:
             self.train_docs = self.train_docs[: config.data.train_limit]
         self.dev_docs, _ = _docs(config, "dev", self.labels)
         self.vocab = (
-            Vocabulary(checkpoint["vocabulary"])
+            Vocabulary(checkpoint.vocabulary or [])
             if checkpoint
             else Vocabulary.build(self.train_docs, config.data.min_freq)
         )

@@ -30,17 +30,15 @@ def geometric_mean(weights: list[list[float] | None], num_classes: int) -> list[
 def stored_class_weights(ckpt: Checkpoint) -> list[float] | None:
     """The training loss's class weights a checkpoint keeps, or, for one trained before they were
     kept, recomputed from its config and training data (None when those are not readable)."""
-    if "class_weights" in ckpt:
-        return ckpt["class_weights"] or [1.0] * len(ckpt["labels"])
-    from ..config import ExperimentConfig, from_dict
+    num_classes = len(ckpt.labels or [])
+    if ckpt.class_weights is not None:
+        return ckpt.class_weights or [1.0] * num_classes
     from .classification import class_weights, training_labels
 
-    config = from_dict(ExperimentConfig, ckpt["config"])
-    labels = training_labels(config, list(ckpt["labels"]))
+    labels = training_labels(ckpt.config, list(ckpt.labels or []))
     if labels is None:
         return None
-    kinds = [m["han"]["class_weighting"] for m in ckpt.get("ensemble") or [ckpt["config"]["model"]]]
-    num_classes = len(ckpt["labels"])
+    kinds = [m.han.class_weighting for m in ckpt.ensemble or [ckpt.config.model]]
     members = [class_weights(labels, num_classes, kind) for kind in kinds]
     return geometric_mean([None if w is None else w.tolist() for w in members], num_classes)
 
@@ -49,7 +47,7 @@ def prior_bias(ckpt: Checkpoint, tau: float | None = None) -> Tensor | None:
     """``tau * log w`` (C,) to subtract from a classifier's logits, or None when there is nothing to do.
 
     ``tau``: None = the checkpoint's own ``prior_correction`` (0 when it has none)."""
-    tau = check_tau(ckpt.get("prior_correction", 0.0) if tau is None else tau)
+    tau = check_tau((ckpt.prior_correction or 0.0) if tau is None else tau)
     if tau == 0.0:
         return None
     weights = stored_class_weights(ckpt)

@@ -43,7 +43,7 @@ def make_task(config: ExperimentConfig, checkpoint: Checkpoint | None) -> Any:
     if checkpoint is None:
         return TranslationTask(config, log=_log)
     source, target = vocabularies_from(checkpoint)
-    return TranslationTask(config, source, checkpoint["target_ids"], log=_log, target_tokenizer=target)
+    return TranslationTask(config, source, checkpoint.target_ids, log=_log, target_tokenizer=target)
 
 
 def run_files(out_dir: Path) -> list[Path]:
@@ -104,7 +104,7 @@ def train(
     n_params = sum(p.numel() for p in model.parameters())
     trainer.log(f"{config.name}: {config.model.name} model, {n_params:,} parameters, out_dir {out_dir}")
     if initial is not None:
-        trainer.log(f"weights from {config.training.init_from} (step {initial.get('step', '?')})")
+        trainer.log(f"weights from {config.training.init_from} (step {initial.step})")
     try:
         return trainer.train()
     finally:

@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from tqdm import tqdm
 
 from ..checkpoint import (
+    CheckpointError,
     latest_checkpoint,
     load_checkpoint,
     rng_state,
@@ -107,12 +108,14 @@ class Trainer:
         if path is None:
             return False
         ckpt = load_checkpoint(path)
-        self.model.load_state_dict(ckpt["model"])  # copies into the parameters, on their device
-        self.optimizer.load_state_dict(ckpt["optimizer"])
-        self.schedule.load_state_dict(ckpt["schedule"])
-        set_rng_state(ckpt["rng"])
-        self.pos = Position(**ckpt["position"])
-        self.tokens_seen, self.train_time = ckpt.get("tokens_seen", 0), ckpt.get("train_time", 0.0)
+        if ckpt.optimizer is None or ckpt.schedule is None or ckpt.rng is None or ckpt.position is None:
+            raise CheckpointError(f"{path}: no training state to resume from (an inference checkpoint)")
+        self.model.load_state_dict(ckpt.model)  # copies into the parameters, on their device
+        self.optimizer.load_state_dict(ckpt.optimizer)
+        self.schedule.load_state_dict(ckpt.schedule)
+        set_rng_state(ckpt.rng)
+        self.pos = Position(**ckpt.position)
+        self.tokens_seen, self.train_time = ckpt.tokens_seen or 0, ckpt.train_time or 0.0
         self.log(
             f"resumed from {path} at epoch {self.pos.epoch}, batch {self.pos.batch}, step {self.pos.step}"
         )
