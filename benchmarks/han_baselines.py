@@ -52,7 +52,7 @@ def main() -> None:
     preds, c = tfidf_baseline(train, dev, test)
     rows[f"TF-IDF 1-2gram + LR (C={c})"] = classification_report(test[1], preds, 5)
     print(f"TF-IDF + LR trained in {time.perf_counter() - start:.1f}s")
-    classifier = Classifier.from_checkpoint(resolve(args.model, "classifier"))
+    classifier = Classifier.from_checkpoint(resolve(args.model, "classification"))
     docs, _ = read_documents(document_split("reviews", args.split), labels=classifier.labels)
     han = [classifier.labels.index(r.label) for r in classifier.classify_documents(docs)]
     rows["HAN (attnkit)"] = classification_report([d.label for d in docs], han, 5)

@@ -19,9 +19,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from attnkit.config import load_config
 from attnkit.models.han import HAN
 from attnkit.training.classification import ClassificationTask
-from attnkit.training.config import load_config
 
 
 def packed_gru(rnn: nn.GRU, x: Tensor, lengths: Tensor) -> Tensor:

@@ -18,8 +18,8 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from attnkit.config import load_config
 from attnkit.models import build_model
-from attnkit.training.config import load_config
 from attnkit.training.trainer import Trainer
 from attnkit.training.translation import TranslationTask
 from peer import DEFAULT_SCRIPT, run_peer, train_stats

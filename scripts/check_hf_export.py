@@ -40,7 +40,7 @@ def main() -> int:
         folder = Path(tmp) / "hf"
         export_hf(args.model, folder)
         ours, theirs = (
-            Translator.from_checkpoint(resolve(args.model, "translator")),
+            Translator.from_checkpoint(resolve(args.model, "translation")),
             HFTranslator.from_pretrained(folder),
         )
         same_ids = sum(ours.tokenizer.encode(s) == theirs.tokenizer.encode(s) for s in sources)

@@ -16,26 +16,26 @@ from .pretrained import find_export, resolve
 BACKENDS = ("auto", "onnx", "torch")
 
 
-def _shipped_name(path_or_name: str | Path | None, kind: str) -> bool:
+def _shipped_name(path_or_name: str | Path | None, task: str) -> bool:
     from .pretrained import DEFAULTS, shipped
 
-    return str(path_or_name if path_or_name is not None else DEFAULTS[kind]) in shipped()
+    return str(path_or_name if path_or_name is not None else DEFAULTS[task]) in shipped()
 
 
-def _installed(path_or_name: str | Path | None, kind: str) -> None:
+def _installed(path_or_name: str | Path | None, task: str) -> None:
     """A NotFoundError saying how to fetch a shipped model that this install does not hold yet."""
     from . import store
     from .pretrained import DEFAULTS
 
-    name = str(path_or_name if path_or_name is not None else DEFAULTS[kind])
+    name = str(path_or_name if path_or_name is not None else DEFAULTS[task])
     if name in store.names("pretrained") and not Path(name).exists():
         store.folder("pretrained", name)
 
 
-def runtime_int8(path_or_name: str | Path | None, kind: str = "translator") -> bool:
+def runtime_int8(path_or_name: str | Path | None, task: str = "translation") -> bool:
     """Whether a model's ONNX export has only int8 graphs (the shipped Transformers): then the runtime
     path is ``int8=True``, and without it the checkpoint runs on torch."""
-    folder = find_export(path_or_name, kind)
+    folder = find_export(path_or_name, task)
     if folder is None:
         return False
     from .runtime import read_manifest
@@ -44,14 +44,14 @@ def runtime_int8(path_or_name: str | Path | None, kind: str = "translator") -> b
     return "int8" in graphs and "fp32" not in graphs
 
 
-def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool, device: str) -> Path | None:
+def _export(path_or_name: str | Path | None, task: str, backend: str, int8: bool, device: str) -> Path | None:
     """The export folder to run, or None for torch; errors name what is missing."""
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    _installed(path_or_name, kind)
+    _installed(path_or_name, task)
     if backend == "torch":
         return None
-    folder = find_export(path_or_name, kind)
+    folder = find_export(path_or_name, task)
     if backend == "auto":
         if folder is None or device != "cpu":
             return None
@@ -61,7 +61,7 @@ def _export(path_or_name: str | Path | None, kind: str, backend: str, int8: bool
             return folder
         # a shipped model's export without this variant: its checkpoint runs on torch; an export folder
         # given by path has no checkpoint, and the runtime's error names the variants it has
-        return None if _shipped_name(path_or_name, kind) else folder
+        return None if _shipped_name(path_or_name, task) else folder
     if device != "cpu":
         raise UsageError("--backend onnx runs on the CPU only; use --device cpu (or --backend torch)")
     if folder is None:
@@ -86,7 +86,7 @@ def _hugging_face(path_or_name: str | Path | None, backend: str, int8: bool) -> 
 
 def load(
     path_or_name: str | Path | None = None,
-    kind: str = "translator",
+    task: str = "translation",
     int8: bool = False,
     backend: str = "auto",
 ) -> Any:
@@ -97,14 +97,14 @@ def load(
         from .hf import hf_task, load_hf
 
         return load_hf(str(path_or_name), hf_task(str(path_or_name)))
-    folder = _export(path_or_name, kind, backend, int8, "cpu")
+    folder = _export(path_or_name, task, backend, int8, "cpu")
     if folder is not None:
         from .runtime import load_export
 
         return load_export(folder, int8=int8)
     from .checkpoint import load_checkpoint
 
-    path = resolve(path_or_name, kind)
+    path = resolve(path_or_name, task)
     task = load_checkpoint(path).task
     if task == "classification":
         from .classifier import Classifier
@@ -150,7 +150,7 @@ def load_translator(
         from .rerank import NoisyChannel, shipped_channel
 
         if rerank is True:
-            name = str(path_or_name) if path_or_name is not None else DEFAULTS["translator"]
+            name = str(path_or_name) if path_or_name is not None else DEFAULTS["translation"]
             translator.reranker = shipped_channel(name, lambda n: _load_translator(n, int8, device, backend))
         else:
             channel = _load_translator(rerank, int8, device, backend)
@@ -159,21 +159,21 @@ def load_translator(
 
 
 def _load_translator(path_or_name: str | Path | None, int8: bool, device: str, backend: str) -> Any:
-    if backend == "auto" and device == "cpu" and not int8 and _shipped_name(path_or_name, "translator"):
+    if backend == "auto" and device == "cpu" and not int8 and _shipped_name(path_or_name, "translation"):
         int8 = runtime_int8(path_or_name)  # the shipped Transformers' runtime: their int8-only export
     if _hugging_face(path_or_name, backend, int8):
         from .hf import hf_task, load_hf
 
         task = hf_task(str(path_or_name))  # a decoder-only LM "translates" by continuing its prompt
         return load_hf(str(path_or_name), "generation" if task == "generation" else "translation", device)
-    folder = _export(path_or_name, "translator", backend, int8, device)
+    folder = _export(path_or_name, "translation", backend, int8, device)
     if folder is not None:
         from .runtime.seq2seq import OnnxTranslator
 
         return OnnxTranslator.from_export(folder, int8=int8)
     from .translator import Translator
 
-    return Translator.from_checkpoint(resolve(path_or_name, "translator"), int8=int8, device=device)
+    return Translator.from_checkpoint(resolve(path_or_name, "translation"), int8=int8, device=device)
 
 
 def load_classifier(
@@ -191,28 +191,28 @@ def load_classifier(
         if prior_correction:
             raise UsageError(f"{path_or_name}: prior correction needs a HAN's training class weights")
         return load_hf(str(path_or_name), "classification", device)
-    folder = _export(path_or_name, "classifier", backend, int8, device)
+    folder = _export(path_or_name, "classification", backend, int8, device)
     if folder is not None:
         from .runtime.han import OnnxClassifier
 
         return OnnxClassifier.from_export(folder, int8=int8, prior_correction=prior_correction)
     from .classifier import Classifier
 
-    path = resolve(path_or_name, "classifier")
+    path = resolve(path_or_name, "classification")
     return Classifier.from_checkpoint(path, int8=int8, prior_correction=prior_correction, device=device)
 
 
 def load_captioner(path_or_name: str | Path | None = None, device: str = "cpu", backend: str = "auto") -> Any:
     """A captioner (``models.captioner``): a checkpoint, an export folder or a shipped name (default:
     ``digits-captioner``); its ONNX export runs without torch."""
-    folder = _export(path_or_name, "captioner", backend, False, device)
+    folder = _export(path_or_name, "captioning", backend, False, device)
     if folder is not None:
         from .runtime.captioner import OnnxCaptioner
 
         return OnnxCaptioner.from_export(folder)
     from .captioner import Captioner
 
-    return Captioner.from_checkpoint(resolve(path_or_name, "captioner"), device=device)
+    return Captioner.from_checkpoint(resolve(path_or_name, "captioning"), device=device)
 
 
 def train(config: Any, resume: bool = False, overwrite: bool = False) -> str:

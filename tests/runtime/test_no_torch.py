@@ -43,7 +43,7 @@ SHIPPED = [
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_models_have_exports(name):
-    assert find_export(name, "translator") is not None
+    assert find_export(name, "translation") is not None
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_shipped_exports_were_made_from_the_shipped_weights(name):
     """A re-shipped model.pt with its old export would run the old model under backend auto."""
     import hashlib
 
-    root = find_export(name, "translator")
+    root = find_export(name, "translation")
     assert root is not None
     source = json.loads((root / "manifest.json").read_text())["meta"]["source_checkpoint"]
     weights = root.parent / "model.pt"

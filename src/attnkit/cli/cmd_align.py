@@ -132,7 +132,7 @@ def _choose_defaults(args: argparse.Namespace) -> None:
     from ..log import log
     from ..pretrained import DEFAULTS
 
-    args.model = args.model or DEFAULTS["aligner"]  # the trial set's pair, not the default translator
+    args.model = args.model or DEFAULTS["alignment"]  # the trial set's pair, not the default translator
     if args.reverse_model is None and not args.search:
         name = args.model
         args.reverse_model = REVERSE.get(str(name))

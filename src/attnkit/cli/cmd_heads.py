@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     report = head_report(translator, sources, references, args.beam, args.steps)
     from ..pretrained import DEFAULTS
 
-    report["model"] = str(args.model or args.model_option or DEFAULTS["translator"])  # as the user named it
+    report["model"] = str(args.model or args.model_option or DEFAULTS["translation"])  # as the user named it
     if args.out:
         from ..files import atomic_write_json
 

@@ -51,6 +51,6 @@ def run(args: argparse.Namespace) -> int:
     print("with an ONNX export (run without torch): " + (", ".join(exports) or "none"))
     if any(v == ["int8"] for v in variants.values()):
         print("  (an int8-only export runs with --int8; without it, the model runs on torch)")
-    for kind, name in DEFAULTS.items():
-        print(f"default {kind}: {name}")
+    for task, name in DEFAULTS.items():
+        print(f"default for {task}: {name}")
     return 0

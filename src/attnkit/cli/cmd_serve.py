@@ -97,7 +97,7 @@ def bind(host: str, port: int) -> socket.socket:
 def _default_captioners() -> list[str]:
     from ..pretrained import DEFAULTS, shipped
 
-    return [DEFAULTS["captioner"]] if DEFAULTS["captioner"] in shipped() else []
+    return [DEFAULTS["captioning"]] if DEFAULTS["captioning"] in shipped() else []
 
 
 def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
@@ -109,8 +109,8 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning(f"--host {args.host} makes the explorer reachable from other machines")
     models = ModelSet(
-        args.translator or [DEFAULTS["translator"]],
-        args.classifier or ["reviews-han"],
+        args.translator or [DEFAULTS["translation"]],
+        args.classifier or [DEFAULTS["classification"]],
         args.backend,
         args.int8,
         captioners=args.captioner if args.captioner is not None else _default_captioners(),

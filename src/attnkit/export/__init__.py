@@ -40,7 +40,7 @@ def export(
     graphs are written and checked, then dropped: a smaller folder to ship). ``lossy_fp16``: store every
     weight in fp16 even where that rounds it (default: only where it is exact, as for fp16-shipped models)."""
     int8 = int8 or only_int8
-    path = resolve(path_or_name, "translator")
+    path = resolve(path_or_name, "translation")
     task = load_checkpoint(path).task
     out = Path(out)
     if out.exists() and not (out / MANIFEST).is_file() and any(out.iterdir()):

@@ -127,7 +127,7 @@ def export_hf(path_or_name: str | Path | None, out: str | Path) -> dict[str, Any
     greedy and beam-5 translations, attention within 1e-4) and only then move it to ``out``."""
     from transformers import PegasusConfig, PegasusForConditionalGeneration
 
-    path = resolve(path_or_name, "translator")
+    path = resolve(path_or_name, "translation")
     ckpt, config = load_for_inference(path, "translation")
     if config.model.name != "transformer":
         raise ExportError(

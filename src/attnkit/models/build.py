@@ -123,8 +123,7 @@ def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
     of the same task and architecture as ``config``, so its weights, tokenizer and vocabulary fit."""
     from ..pretrained import resolve
 
-    kind = {"classification": "classifier", "captioning": "captioner"}.get(config.task, "translator")
-    path = resolve(config.training.init_from, kind)
+    path = resolve(config.training.init_from, config.task)
     ckpt, source = load_for_inference(path, config.task)
     if ckpt.ensemble:
         raise UsageError(f"training.init_from: {path} is an ensemble; start from one of its members")

@@ -12,11 +12,11 @@ ROOT = Path(__file__).resolve().parent
 # The default translator is the best dev configuration within 30 ms of beam-5 single-sentence latency on 2
 # cores with the runtime, reranking included (docs/experiments/defaults.md); the default aligner is the pair
 # the Hansards trial set chose (enfr-rnn with its shipped reverse fren-rnn, `attnkit align`).
-DEFAULTS = {
-    "translator": "enfr-transformer",
-    "aligner": "enfr-rnn",
-    "classifier": "reviews-han",
-    "captioner": "digits-captioner",
+DEFAULTS = {  # by task (``attnkit.names.TASKS``, and alignment)
+    "translation": "enfr-transformer",
+    "alignment": "enfr-rnn",
+    "classification": "reviews-han",
+    "captioning": "digits-captioner",
 }
 DEFAULT_RERANK = True  # the default translator reranks its n-best list with its shipped channel model
 
@@ -31,18 +31,18 @@ def shipped() -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
-def find_export(path_or_name: str | Path | None, kind: str = "translator") -> Path | None:
+def find_export(path_or_name: str | Path | None, task: str = "translation") -> Path | None:
     """The ONNX export folder of a shipped model (``NAME/onnx``) or an export folder given as a path;
     None when there is none (then the checkpoint runs on torch)."""
-    name = str(path_or_name) if path_or_name is not None else DEFAULTS[kind]
+    name = str(path_or_name) if path_or_name is not None else DEFAULTS[task]
     models = shipped()
     folder = models[name].parent / "onnx" if name in models else Path(name)
     return folder if (folder / "manifest.json").is_file() else None
 
 
-def resolve(path_or_name: str | Path | None, kind: str = "translator") -> Path:
-    """A checkpoint path, or a shipped model's name; None means the default of ``kind``."""
-    name = str(path_or_name) if path_or_name is not None else DEFAULTS[kind]
+def resolve(path_or_name: str | Path | None, task: str = "translation") -> Path:
+    """A checkpoint path, or a shipped model's name; None means the default model of ``task``."""
+    name = str(path_or_name) if path_or_name is not None else DEFAULTS[task]
     models = shipped()
     if name in models:
         return models[name]

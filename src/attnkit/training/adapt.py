@@ -37,7 +37,7 @@ def adaptation_config(
     checkpoint every ``checkpoint_every`` steps when > 0 (all of them kept)."""
     if steps < 1:
         raise UsageError(f"--adapt: the number of fine-tuning steps must be >= 1, got {steps}")
-    path = resolve(model, "translator")
+    path = resolve(model, "translation")
     _, recipe = load_for_inference(path, "translation")
     config = from_dict(ExperimentConfig, to_dict(recipe))
     config.data.train = [str(f) for f in train_files]
