@@ -11,7 +11,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 
@@ -85,6 +85,18 @@ class HANConfig:
     # "wordllama": initialise from WordLlama's shipped token embeddings instead (training.wordllama;
     # needs the wordllama package); "none" = word2vec or random
     pretrained_vectors: str = "none"
+
+    # read by training (the loss, the initial embeddings), never by the model: ``model_arguments`` drops them
+    TRAINING_ONLY: ClassVar[tuple[str, ...]] = (
+        "class_weighting",
+        "word2vec_epochs",
+        "word2vec_vectors",
+        "pretrained_vectors",
+    )
+
+    def model_arguments(self) -> dict[str, Any]:
+        """The ``HAN`` constructor's keyword arguments: the section without its training-only fields."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.TRAINING_ONLY}
 
 
 @dataclass

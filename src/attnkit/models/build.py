@@ -9,7 +9,7 @@ from typing import Any
 from torch import nn
 
 from ..checkpoint import Checkpoint, load_checkpoint
-from ..config import ExperimentConfig, ModelConfig
+from ..config import ExperimentConfig, HANConfig, ModelConfig
 from ..errors import UsageError
 from ..names import MODEL_TABLE, Registry
 
@@ -31,10 +31,7 @@ def build_transformer(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.
 def build_han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .han import HAN
 
-    han = dataclasses.asdict(config.han)
-    for training_only in ("class_weighting", "word2vec_epochs", "word2vec_vectors", "pretrained_vectors"):
-        han.pop(training_only)
-    return HAN(vocab_size, num_classes=sizes["num_classes"], **han)
+    return HAN(vocab_size, num_classes=sizes["num_classes"], **config.han.model_arguments())
 
 
 def build_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
@@ -109,12 +106,9 @@ def load_for_inference(path: str | Path, task: str) -> tuple[Checkpoint, Experim
 _NOT_ARCHITECTURE = (
     "dropout",
     "word_dropout",
-    "class_weighting",
-    "word2vec_epochs",
-    "word2vec_vectors",
-    "pretrained_vectors",
     "attention_layer",
     "backbone_weights",
+    *HANConfig.TRAINING_ONLY,
 )
 
 
