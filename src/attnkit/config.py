@@ -167,7 +167,7 @@ class TrainingConfig:
     dev_limit: int = 0  # 0 = the whole dev set
     patience: int = 0  # validations without improvement before stopping; 0 = never
     keep_last: int = 2
-    log_every: int = 50
+    log_every: int = 50  # steps between progress lines in the log when the progress bar is off
     progress: bool = True
     # captioning: lambda of the doubly stochastic attention penalty (Xu et al. 2015, eq. 14); hard
     # attention's REINFORCE weight and entropy bonus (sec. 4.1)

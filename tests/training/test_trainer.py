@@ -36,6 +36,15 @@ def _weights(path: Path) -> dict[str, torch.Tensor]:
     return load_checkpoint(path).model
 
 
+def test_without_a_progress_bar_the_log_gets_a_line_every_log_every_steps(tmp_path, capsys):
+    extra = {"training.max_steps": 6, "training.validate_every": 0, "training.log_every": 3}
+    assert main(["train", TOY, *_sets(tmp_path, **extra)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    lines = [line.removeprefix("[attnkit] ") for line in err if line.startswith("[attnkit] step ")]
+    assert [line.split()[1] for line in lines] == ["3", "6"]
+    assert all(" loss " in line and " tokens/s " in line and " lr " in line for line in lines)
+
+
 def test_toy_run_learns_and_writes_checkpoints(tmp_path):
     extra = {"training.max_steps": 100, "training.validate_every": 50, "training.snapshot_minutes": "[0.001]"}
     assert main(["train", TOY, *_sets(tmp_path, **extra)]) == 0

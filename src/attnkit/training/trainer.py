@@ -187,6 +187,11 @@ class Trainer:
         self.train_time += time.time() - t0
         self.last_loss = loss_sum / max(units, 1.0)
         bar.update(1)
+        if bar.disable and self.rank == 0 and self.pos.step % self.cfg.log_every == 0:  # no bar: a line
+            self.log(
+                f"step {self.pos.step} loss {self.last_loss:.3f} tokens/s {self.tokens_per_second():.0f} "
+                f"lr {self.schedule.lr:.2e} epoch {self.pos.epoch}"
+            )
         if self.pos.step % 10 == 0:
             left = self.cfg.max_minutes - (time.time() - self.started) / 60 if self.cfg.max_minutes else 0.0
             eta = {"eta": f"{left:.1f}min"} if left > 0 else {}  # the wall-clock budget left
