@@ -296,7 +296,7 @@ def _rnn_maps(
             raw = weights
         else:
             hidden = trace.queries.shape[-1]
-            context_weight = model.combine.weight[:, hidden:]  # (E, 2H): W_c's context part
+            context_weight = model.combine.weight[:, hidden:]  # (E, 2D): W_c's context part
             values = trace.memory @ context_weight.T  # (B, S, E)
             contributions = weights.unsqueeze(-1) * values.unsqueeze(1)  # (B, T, S, E)
             if method == "norm":

@@ -101,9 +101,9 @@ class BiGRU(nn.Module):
     def _run(self, tokens: Tensor, plan: _Plan) -> Tensor:
         """Both directions step by step -> (2, T, D) states in packed order."""
         p, size = dict(self.rnn.named_parameters()), self.rnn.hidden_size
-        w_ih = torch.cat([p["weight_ih_l0"], p["weight_ih_l0_reverse"]])  # (6H, E)
+        w_ih = torch.cat([p["weight_ih_l0"], p["weight_ih_l0_reverse"]])  # (6D, E)
         b_ih = torch.cat([p["bias_ih_l0"], p["bias_ih_l0_reverse"]])
-        projected = torch.addmm(b_ih, tokens, w_ih.t())  # (T, 6H)
+        projected = torch.addmm(b_ih, tokens, w_ih.t())  # (T, 6D)
         inputs = torch.stack(
             [
                 projected[:, : 3 * size].index_select(0, plan.src_fwd),
