@@ -113,3 +113,24 @@ def test_the_typed_checkpoint_names_a_wrong_or_unknown_field(tmp_path):
     )
     with pytest.raises(CheckpointError, match="field 'step' must be int, got str"):
         load_checkpoint(tmp_path / "typed.pt")
+
+
+def test_the_config_is_typed_once_and_a_bad_key_names_the_field(tmp_path):
+    from attnkit.checkpoint import save_payload
+    from attnkit.config import ExperimentConfig, ModelConfig, to_dict
+
+    ckpt = load_checkpoint(shipped()["reviews-han"])
+    assert isinstance(ckpt.config, ExperimentConfig) and ckpt.config.task == "classification"
+    assert ckpt.ensemble and all(isinstance(m, ModelConfig) for m in ckpt.ensemble)
+    stored = ckpt.to_payload()
+    assert stored["config"] == to_dict(ckpt.config) and isinstance(stored["ensemble"][0], dict)
+    config = to_dict(ckpt.config)
+    config["model"]["han"]["colour"] = "red"
+    bad = {**stored, "config": config, "format": "attnkit-checkpoint", "format_version": 2}
+    torch.save(bad, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError, match=r"bad.pt: field 'config': unknown config key 'model.han.colour'"):
+        load_checkpoint(tmp_path / "bad.pt")
+    members = [{**to_dict(ckpt.ensemble[0]), "layers": 2}]
+    with pytest.raises(CheckpointError, match=r"field 'ensemble\[0\]': unknown config key 'layers'"):
+        save_payload({**stored, "ensemble": members}, tmp_path / "bad2.pt")
+    assert not (tmp_path / "bad2.pt").exists()
