@@ -128,7 +128,7 @@ def test_the_config_is_typed_once_and_a_bad_key_names_the_field(tmp_path):
     config["model"]["han"]["colour"] = "red"
     bad = {**stored, "config": config, "format": "attnkit-checkpoint", "format_version": 2}
     torch.save(bad, tmp_path / "bad.pt")
-    with pytest.raises(CheckpointError, match=r"bad.pt: field 'config': unknown config key 'model.han.colour'"):
+    with pytest.raises(CheckpointError, match=r"field 'config': unknown config key 'model.han.colour'"):
         load_checkpoint(tmp_path / "bad.pt")
     members = [{**to_dict(ckpt.ensemble[0]), "layers": 2}]
     with pytest.raises(CheckpointError, match=r"field 'ensemble\[0\]': unknown config key 'layers'"):
