@@ -31,6 +31,7 @@ from ..errors import ExportError
 from ..models.build import load_for_inference
 from ..pretrained import resolve
 from ..vocab import BOS, EOS, PAD, UNK
+from .graphs import MAX_POSITIONS
 
 PROBES = ["The cat sits on the mat.", "Where is the station?", "I would like a coffee, please."]
 
@@ -148,7 +149,7 @@ def export_hf(path_or_name: str | Path | None, out: str | Path) -> dict[str, Any
         decoder_ffn_dim=t.ff_size,
         activation_function="relu",
         scale_embedding=True,
-        max_position_embeddings=1024,
+        max_position_embeddings=MAX_POSITIONS,  # as the ONNX step graph
         dropout=0.0,
         attention_dropout=0.0,
         activation_dropout=0.0,
