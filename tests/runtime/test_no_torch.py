@@ -42,8 +42,15 @@ SHIPPED = [
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_shipped_models_have_exports(name):
-    assert find_export(name, "translation") is not None
+def test_shipped_models_have_exports_whose_files_match_their_checksums(name):
+    from attnkit.runtime import read_manifest
+
+    folder = find_export(name, "translation")
+    assert folder is not None
+    manifest = read_manifest(folder)  # verifies every file's SHA-256 against the manifest
+    assert manifest.graphs and all(
+        (folder / f).is_file() for files in manifest.graphs.values() for f in files.values()
+    )
 
 
 @pytest.mark.parametrize(
