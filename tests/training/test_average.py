@@ -36,7 +36,7 @@ def test_average_is_the_mean_and_keeps_tied_weights_tied(translator_ckpt, tmp_pa
 
 
 def test_average_refuses_checkpoints_of_different_runs(translator_ckpt, transformer_ckpt, tmp_path):
-    with pytest.raises(ValueError, match="model config differs"):
+    with pytest.raises(ValueError, match="model differs .*model.name: .rnn. there, .transformer. here"):
         average_checkpoints([translator_ckpt, transformer_ckpt], tmp_path / "avg.pt")
     with pytest.raises(ValueError, match="at least 2"):
         average_checkpoints([translator_ckpt], tmp_path / "avg.pt")
@@ -108,3 +108,14 @@ def test_ensemble_refuses_translators_and_other_vocabularies(classifier_ckpt, tr
         == 2
     )
     assert not (tmp_path / "e.pt").exists()
+
+
+def test_checkpoints_that_differ_only_in_dropout_average(translator_ckpt, tmp_path):
+    """Dropout does not change what the weights mean: a run continued with another dropout averages."""
+    other = load_checkpoint(translator_ckpt)
+    other.config.model.rnn.dropout = 0.5
+    save_payload(other, tmp_path / "other.pt")
+    average_checkpoints([translator_ckpt, tmp_path / "other.pt"], tmp_path / "avg.pt")
+    averaged = load_checkpoint(tmp_path / "avg.pt")
+    for key, value in load_checkpoint(translator_ckpt).model.items():
+        torch.testing.assert_close(averaged.model[key], value)  # the same weights twice: their mean

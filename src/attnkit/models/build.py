@@ -121,17 +121,21 @@ def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
     ckpt, source = load_for_inference(path, config.task)
     if ckpt.ensemble:
         raise UsageError(f"training.init_from: {path} is an ensemble; start from one of its members")
-    section = config.model.section
-    mine = {"name": config.model.name, **dataclasses.asdict(getattr(config.model, section))}
-    theirs = {"name": source.model.name, **dataclasses.asdict(getattr(source.model, section))}
-    differ = [
-        f"model.{k}: {theirs[k]!r} there, {mine[k]!r} here"
-        for k in mine
-        if k not in _NOT_ARCHITECTURE and mine[k] != theirs[k]
-    ]
+    differ = architecture_differences(source.model, config.model)
     if differ:
         raise UsageError(f"training.init_from: {path} has another architecture ({'; '.join(differ)})")
     return ckpt
+
+
+def architecture_differences(theirs: ModelConfig, mine: ModelConfig) -> list[str]:
+    """The options of two model configs that change the weights' shapes or meaning, where they differ
+    ("model.d_model: 256 there, 512 here"); dropout and the other ``_NOT_ARCHITECTURE`` options aside."""
+    section = mine.section
+    a = {"name": theirs.name, **dataclasses.asdict(getattr(theirs, section))}
+    b = {"name": mine.name, **dataclasses.asdict(getattr(mine, section))}
+    return [
+        f"model.{k}: {a[k]!r} there, {b[k]!r} here" for k in b if k not in _NOT_ARCHITECTURE and a[k] != b[k]
+    ]
 
 
 def restore(model: nn.Module, ckpt: Checkpoint, int8: bool = False) -> nn.Module:

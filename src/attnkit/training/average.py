@@ -18,6 +18,7 @@ import torch
 
 from ..checkpoint import Checkpoint, load_checkpoint, save_payload
 from ..errors import UsageError
+from ..models.build import architecture_differences
 
 # What an averaged checkpoint keeps besides weights: enough to translate or classify, not to resume.
 KEEP = (
@@ -37,8 +38,9 @@ MUST_MATCH = ("tokenizer", "target_tokenizer", "target_ids", "vocabulary", "labe
 
 
 def _check_compatible(first: Checkpoint, other: Checkpoint, path: Path, first_path: Path) -> None:
-    if other.config.model != first.config.model:
-        raise UsageError(f"{path}: model config differs from {first_path}'s; average checkpoints of one run")
+    differ = architecture_differences(first.config.model, other.config.model)
+    if differ:
+        raise UsageError(f"{path}: model differs from {first_path}'s ({'; '.join(differ)}); average one run")
     for key in MUST_MATCH:
         if getattr(other, key) != getattr(first, key):
             raise UsageError(f"{path}: {key} differs from {first_path}'s; average checkpoints of one run")
