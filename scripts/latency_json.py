@@ -3,11 +3,12 @@
     python scripts/latency_json.py enfr-transformer --out runs/reports/latency-enfr-transformer.json
     python scripts/latency_json.py enfr-transformer --update   # into the shipped training_report.json
 
-The model is loaded the way the CLI loads it (``load_translator`` with the default backend: a shipped model
-whose export is int8 only runs that export torch-free), then "The cat sits on the mat." is translated 20
-times after one warm-up, at beam 1 and beam 5, without and with the model's shipped reranking (when it has
-one). Each entry keeps the median and minimum milliseconds, the backend, the translation and the n-best
-alternatives. Time it alone: a second job on the 2 cores doubles the numbers.
+The model is loaded the way the CLI loads it (``load_translator`` with the default backend: a shipped
+model whose export is int8 only runs that export torch-free), then "The cat sits on the mat." (the same
+sentence in the model's source language for the reverse models) is translated 20 times after one warm-up,
+at beam 1 and beam 5, without and with the model's shipped reranking (when it has one). Each entry keeps
+the median and minimum milliseconds, the backend, the translation and the n-best alternatives. Time it
+alone: a second job on the 2 cores doubles the numbers.
 """
 
 from __future__ import annotations
@@ -20,18 +21,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-SENTENCE = "The cat sits on the mat."
+# the tutorial's sentence, and the same sentence for the reverse models (by their source language)
+SENTENCES = {"en": "The cat sits on the mat.", "fr": "Le chat est assis sur le tapis."}
+SENTENCES["de"] = "Die Katze sitzt auf der Matte."
 REPEATS = 20
 
 
 def measure(translator: Any, beam: int) -> dict[str, Any]:
-    [first] = translator.translate([SENTENCE], beam=beam, n_best=beam)  # warm-up, and what it says
+    from attnkit.cli.cmd_align import language_pair
+
+    sentence = SENTENCES[(language_pair(translator) or ("en", ""))[0]]
+    [first] = translator.translate([sentence], beam=beam, n_best=beam)  # warm-up, and what it says
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
-        translator.translate([SENTENCE], beam=beam)
+        translator.translate([sentence], beam=beam)
         times.append(1000 * (time.perf_counter() - start))
     return {
+        "sentence": sentence,
         "median_ms": round(statistics.median(times), 2),
         "min_ms": round(min(times), 2),
         "translation": first.translation,
