@@ -124,6 +124,7 @@ def test_the_config_is_typed_once_and_a_bad_key_names_the_field(tmp_path):
     assert ckpt.ensemble and all(isinstance(m, ModelConfig) for m in ckpt.ensemble)
     stored = ckpt.to_payload()
     assert stored["config"] == to_dict(ckpt.config) and isinstance(stored["ensemble"][0], dict)
+    assert set(stored["config"]["model"]) == {"name", "han"} == set(stored["ensemble"][0])  # its own section
     config = to_dict(ckpt.config)
     config["model"]["han"]["colour"] = "red"
     bad = {**stored, "config": config, "format": "attnkit-checkpoint", "format_version": 2}

@@ -249,7 +249,19 @@ def from_dict(cls: type[C], data: dict[str, Any], where: str = "") -> C:
 
 
 def to_dict(config: Any) -> dict[str, Any]:
-    return dataclasses.asdict(config)
+    """A config as plain data, as checkpoints and exports store it. A model config keeps its own section
+    only (``ModelConfig.section``): the other sections are options its model never reads, and
+    ``from_dict`` fills them back with their defaults."""
+    data = dataclasses.asdict(config)
+    if isinstance(config, ModelConfig):
+        return _own_section(config, data)
+    if isinstance(config, ExperimentConfig):
+        data["model"] = _own_section(config.model, data["model"])
+    return data
+
+
+def _own_section(model: ModelConfig, data: dict[str, Any]) -> dict[str, Any]:
+    return {"name": data["name"], model.section: data[model.section]}
 
 
 def apply_override(data: dict[str, Any], assignment: str) -> None:

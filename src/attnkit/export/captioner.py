@@ -5,7 +5,6 @@ Both graphs wrap the model's own ``encode``/``start``/``step`` (no second formul
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import torch
 from torch import Tensor, nn
 
 from ..captioner import Captioner
+from ..config import to_dict
 from ..models.captioner import Captioner as CaptionerModel
 from .onnx_files import check, trace
 
@@ -65,7 +65,7 @@ def export_captioner(path: Path, root: Path, int8: bool) -> tuple[Captioner, dic
         check(root / name)
     graphs = {"fp32": {"encoder": "encoder.onnx", "step": "step.onnx"}}
     meta = {
-        "config": dataclasses.asdict(captioner.config),
+        "config": to_dict(captioner.config),
         "vocabulary": captioner.words,
         "grid": list(captioner.grid),
         "hard": bool(model.hard),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import torch
 
 from ..checkpoint import load_checkpoint
 from ..classifier import Classifier
+from ..config import to_dict
 from ..training.prior import stored_class_weights
 from .graphs import HANGraph
 from .onnx_files import check, quantized, trace
@@ -40,7 +40,7 @@ def export_han(path: Path, root: Path, int8: bool) -> tuple[Classifier, dict[str
     (root / "vocabulary.json").write_text(json.dumps(classifier.vocab.words, ensure_ascii=False), "utf-8")
     ckpt = load_checkpoint(path)
     meta = {
-        "config": dataclasses.asdict(classifier.config),
+        "config": to_dict(classifier.config),
         "labels": classifier.labels,
         "vocabulary": "vocabulary.json",
         "class_weights": stored_class_weights(ckpt),

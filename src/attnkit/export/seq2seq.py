@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from ..config import to_dict
 from ..errors import UsageError
 from ..models.rnn_seq2seq import RNNSeq2Seq
 from ..models.transformer import TransformerSeq2Seq
@@ -150,7 +150,7 @@ def export_seq2seq(path: Path, root: Path, int8: bool) -> tuple[Translator, dict
         (root / "target_tokenizer.model").write_bytes(translator.target_tokenizer.model_proto)
         meta["target_tokenizer"] = "target_tokenizer.model"
     meta.update(
-        config=dataclasses.asdict(translator.config),
+        config=to_dict(translator.config),
         target_ids=model.output.target_ids.tolist(),
         max_source_tokens=translator.max_source_tokens,
         attention_layers=translator.attention_layers,
