@@ -72,3 +72,5 @@ def test_search_honours_scores_and_each_row_equals_a_plain_run(transformer_ckpt,
         layer0 = next(r for r in rows if r["layer"] == 0 and r["heads"] == "all")
         assert main([*common, "--layer", "0", "--scores", scores, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["aer"] == layer0["aer"]
+    assert main([*common, "--search", "--scores", "grad"]) == 2
+    assert "reads every layer at once" in capsys.readouterr().err

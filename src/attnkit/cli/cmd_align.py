@@ -260,6 +260,13 @@ def _search(args: argparse.Namespace, translator: Any, sources: list[str], targe
     n_layers = translator.attention_layers
     if not n_layers:
         raise UsageError("--search applies to Transformer models only")
+    from ..evaluation.map_kinds import LAYERED
+
+    if args.scores in LAYERED or args.scores == "saliency":
+        raise UsageError(
+            f"--search tries each layer and head, but --scores {args.scores} reads every layer at once: "
+            "use --scores attention, norm or value_zeroing"
+        )
     backward = None
     if args.reverse_model:
         reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
