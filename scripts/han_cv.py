@@ -72,8 +72,8 @@ def train(d: Path, m: int, config: str, seed: int, extra: list[str]) -> subproce
         "training.progress": "false",
     }
     if m > 0:  # the fold's vocabulary and vectors are the first member's
-        sets["model.han.word2vec_epochs"] = "0"
-        sets["model.han.word2vec_vectors"] = str(d / "run" / "word2vec.pt")
+        sets["training.word2vec_epochs"] = "0"
+        sets["training.word2vec_vectors"] = str(d / "run" / "word2vec.pt")
     argv = [str(BIN / "attnkit"), "train", config] + [
         x for k, v in sets.items() for x in ("--set", f"{k}={v}")
     ]

@@ -15,7 +15,7 @@ STEPS=${*:-"bahdanau transformer han han-ensemble han-w2v han-fast luong luong-l
 # these overrides give them the settings they were trained with.
 OLD_HAN=(--set training.schedule=plateau --set training.plateau_patience=1 --set training.max_steps=0
   --set training.patience=5 --set training.max_epochs=16 --set training.seed=1 --set training.keep_last=2
-  --set model.han.word2vec_epochs=0)
+  --set training.word2vec_epochs=0)
 
 evaluate() {  # name checkpoint
   for split in dev test; do
@@ -59,14 +59,14 @@ for step in $STEPS; do
       evaluate rnn-anneal-avg4 runs/rnn-anneal/avg4.pt ;;
     han)  # class weighting chosen by dev macro-F1 (the trainer's score), 5 minutes each
       for w in none sqrt_inverse inverse; do
-        "$BIN/attnkit" train configs/reviews-han.yaml "${OLD_HAN[@]}" --set "model.han.class_weighting=$w" \
+        "$BIN/attnkit" train configs/reviews-han.yaml "${OLD_HAN[@]}" --set "training.class_weighting=$w" \
           --set "training.out_dir=runs/reviews-han-$w" --set training.max_minutes=5 --set training.progress=false \
           > "runs/han-$w.log" 2>&1
         "$BIN/attnkit" evaluate-classifier --model "runs/reviews-han-$w/best.pt" \
           --data src/attnkit/datasets/reviews/dev.jsonl.gz --json > "runs/reports/han-$w.dev.json"
       done
       # then the wide model with quarter-inverse weighting, to early stopping
-      "$BIN/attnkit" train configs/reviews-han.yaml "${OLD_HAN[@]}" --set model.han.class_weighting=quarter_inverse \
+      "$BIN/attnkit" train configs/reviews-han.yaml "${OLD_HAN[@]}" --set training.class_weighting=quarter_inverse \
         --set model.han.embed_size=200 --set model.han.word_hidden=100 --set model.han.sentence_hidden=100 \
         --set training.out_dir=runs/reviews-han-wide --set training.progress=false > runs/han.log 2>&1
       for split in dev test; do
@@ -78,7 +78,7 @@ for step in $STEPS; do
       members=()
       for member in 2:sqrt_inverse 6:none 7:sqrt_inverse 8:none; do
         seed=${member%%:*} w=${member#*:}
-        "$BIN/attnkit" train configs/reviews-han.yaml "${OLD_HAN[@]}" --set "model.han.class_weighting=$w" \
+        "$BIN/attnkit" train configs/reviews-han.yaml "${OLD_HAN[@]}" --set "training.class_weighting=$w" \
           --set "training.seed=$seed" --set "training.out_dir=runs/han-small-s$seed" --set training.max_minutes=8 \
           --set training.progress=false > "runs/han-small-s$seed.log" 2>&1
         members+=("runs/han-small-s$seed/best.pt")
@@ -92,8 +92,8 @@ for step in $STEPS; do
       # 1,560 updates with linear decay each; the last four checkpoints averaged; test only for the config
       for run in 5:sqrt_inverse 0:sqrt_inverse 5:none 0:none; do
         epochs=${run%%:*} w=${run#*:} out=runs/han-w2v${run%%:*}-${run#*:}
-        "$BIN/attnkit" train configs/reviews-han.yaml --set "model.han.word2vec_epochs=$epochs" \
-          --set "model.han.class_weighting=$w" --set "training.out_dir=$out" --set training.progress=false \
+        "$BIN/attnkit" train configs/reviews-han.yaml --set "training.word2vec_epochs=$epochs" \
+          --set "training.class_weighting=$w" --set "training.out_dir=$out" --set training.progress=false \
           > "$out.log" 2>&1
         "$BIN/attnkit" average "$out"/step-{1170,1300,1430,1560}.pt --out "$out/avg4.pt"
         "$BIN/attnkit" evaluate-classifier --model "$out/avg4.pt" --data src/attnkit/datasets/reviews/dev.jsonl.gz \
@@ -105,7 +105,7 @@ for step in $STEPS; do
       # and seed 14 without class weighting for the 4-run mix (not shipped)
       for run in 13:sqrt_inverse 14:none; do
         seed=${run%%:*} out=runs/han-w2v5-${run#*:}-s${run%%:*}
-        "$BIN/attnkit" train configs/reviews-han.yaml --set "training.seed=$seed" --set "model.han.class_weighting=${run#*:}" \
+        "$BIN/attnkit" train configs/reviews-han.yaml --set "training.seed=$seed" --set "training.class_weighting=${run#*:}" \
           --set "training.out_dir=$out" --set training.progress=false > "$out.log" 2>&1
         "$BIN/attnkit" average "$out"/step-{1170,1300,1430,1560}.pt --out "$out/avg4.pt"
       done

@@ -5,7 +5,7 @@
 #
 # Two members train at a time with one thread each (on 2 cores two 1-thread runs get ~1.5x the
 # throughput of one 2-thread run); member 12 trains the word2vec vectors first and every other
-# member reuses them (model.han.word2vec_vectors); each member's last 4 checkpoints are averaged;
+# member reuses them (training.word2vec_vectors); each member's last 4 checkpoints are averaged;
 # OUT_DIR/ensemble.pt holds them all and OUT_DIR/wall.json the wall time of the whole thing.
 # ALT_WEIGHTING=none: members 13, 15, ... train with that class weighting instead of the config's.
 set -euo pipefail
@@ -14,7 +14,7 @@ K=${2:-4}
 shift $(($# >= 2 ? 2 : 1))
 BIN=${BIN:-.venv/bin}
 EXTRA=("$@")
-SHARED=(--set model.han.word2vec_epochs=0 --set "model.han.word2vec_vectors=$OUT/s12/word2vec.pt")
+SHARED=(--set training.word2vec_epochs=0 --set "training.word2vec_vectors=$OUT/s12/word2vec.pt")
 mkdir -p "$OUT"
 start=$(date +%s)
 
@@ -32,7 +32,7 @@ slot() {  # seeds one after another
   for seed in "$@"; do
     [ -f "$OUT/s12/word2vec.pt" ] || SHARED=()
     if [ -n "${ALT_WEIGHTING:-}" ] && ((seed % 2)); then
-      member "$seed" "${SHARED[@]}" --set "model.han.class_weighting=$ALT_WEIGHTING"
+      member "$seed" "${SHARED[@]}" --set "training.class_weighting=$ALT_WEIGHTING"
     else
       member "$seed" "${SHARED[@]}"
     fi

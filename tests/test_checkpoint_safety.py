@@ -117,14 +117,16 @@ def test_the_typed_checkpoint_names_a_wrong_or_unknown_field(tmp_path):
 
 def test_the_config_is_typed_once_and_a_bad_key_names_the_field(tmp_path):
     from attnkit.checkpoint import save_payload
-    from attnkit.config import ExperimentConfig, ModelConfig, to_dict
+    from attnkit.config import ExperimentConfig, to_dict
+    from attnkit.models.han import HANConfig
 
     ckpt = load_checkpoint(shipped()["reviews-han"])
     assert isinstance(ckpt.config, ExperimentConfig) and ckpt.config.task == "classification"
-    assert ckpt.ensemble and all(isinstance(m, ModelConfig) for m in ckpt.ensemble)
+    assert ckpt.ensemble and all(isinstance(m, ExperimentConfig) for m in ckpt.ensemble)
+    assert all(isinstance(m.model.options, HANConfig) for m in [ckpt.config, *ckpt.ensemble])
     stored = ckpt.to_payload()
     assert stored["config"] == to_dict(ckpt.config) and isinstance(stored["ensemble"][0], dict)
-    assert set(stored["config"]["model"]) == {"name", "han"} == set(stored["ensemble"][0])  # its own section
+    assert set(stored["config"]["model"]) == {"name", "han"} == set(stored["ensemble"][0]["model"])
     config = to_dict(ckpt.config)
     config["model"]["han"]["colour"] = "red"
     bad = {**stored, "config": config, "format": "attnkit-checkpoint", "format_version": 2}
@@ -135,3 +137,25 @@ def test_the_config_is_typed_once_and_a_bad_key_names_the_field(tmp_path):
     with pytest.raises(CheckpointError, match=r"field 'ensemble\[0\]': unknown config key 'layers'"):
         save_payload({**stored, "ensemble": members}, tmp_path / "bad2.pt")
     assert not (tmp_path / "bad2.pt").exists()
+
+
+def test_a_config_from_before_0_2_loads_with_its_training_options_moved(tmp_path):
+    """0.1 kept every model's section and the HAN's training-only options (class weighting, word vectors)
+    in ``model.han``; each member of an ensemble kept its model config only. They load as they meant."""
+    import copy
+
+    raw = torch.load(shipped()["reviews-han"], map_location="cpu", weights_only=True)
+    assert set(raw["config"]["model"]) == {"name", "rnn", "transformer", "han"}  # the 0.1 layout
+    old = copy.deepcopy(raw)
+    old["ensemble"] = copy.deepcopy(old["ensemble"])  # member 0 was stored as the config's model itself
+    old["config"]["model"]["han"]["class_weighting"] = "inverse"
+    old["ensemble"][1]["han"]["class_weighting"] = "none"
+    torch.save(old, tmp_path / "old.pt")
+    ckpt = load_checkpoint(tmp_path / "old.pt")
+    assert ckpt.config.training.class_weighting == "inverse"
+    assert ckpt.config.training.word2vec_epochs == raw["config"]["model"]["han"]["word2vec_epochs"] == 5
+    kinds = [m.training.class_weighting for m in ckpt.ensemble or []]
+    assert kinds == ["sqrt_inverse", "none", "sqrt_inverse", "sqrt_inverse"]
+    vectors = [m.training.word2vec_vectors for m in ckpt.ensemble or []]
+    assert vectors == [m["han"]["word2vec_vectors"] for m in raw["ensemble"]]
+    assert [m.model.han.word_dropout for m in ckpt.ensemble or []] == [0.2] * 4

@@ -16,6 +16,7 @@ refused with a message naming ``attnkit convert``.
 
 from __future__ import annotations
 
+import copy
 import os
 import pickle
 import random
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .config import ConfigError, ExperimentConfig, ModelConfig, from_dict, to_dict
+from .config import ConfigError, ExperimentConfig, from_dict, to_dict, upgrade
 from .errors import CheckpointError
 from .files import atomic_write_bytes, atomic_write_json, atomic_write_text
 from .names import TASKS
@@ -144,7 +145,7 @@ class Checkpoint:
     # None = not kept (a checkpoint from before they were kept)
     class_weights: list[float] | None = None
     prior_correction: float | None = None  # tau of ``training.prior`` kept with a shipped classifier
-    ensemble: list[ModelConfig] | None = None  # member model configs (``attnkit ensemble``)
+    ensemble: list[ExperimentConfig] | None = None  # each member's config (``attnkit ensemble``)
     ensemble_of: list[str] | None = None
     averaged_from: list[str] | None = None
     provenance: dict[str, Any] | None = None  # version, hardware, data of the run
@@ -171,10 +172,10 @@ class Checkpoint:
         values = {k: v for k, v in payload.items() if k in known}
         if "class_weights" in payload and payload["class_weights"] is None:
             values["class_weights"] = []  # stored as None by unweighted runs
-        values["config"] = _typed(ExperimentConfig, values.get("config"), path, "config")
         if values.get("ensemble") is not None:
-            members = enumerate(values["ensemble"])
-            values["ensemble"] = [_typed(ModelConfig, m, path, f"ensemble[{i}]") for i, m in members]
+            members = enumerate(_members(values["ensemble"], values.get("config")))
+            values["ensemble"] = [_typed(ExperimentConfig, m, path, f"ensemble[{i}]") for i, m in members]
+        values["config"] = _typed(ExperimentConfig, values.get("config"), path, "config")
         return cls(**values)
 
     def to_payload(self) -> dict[str, Any]:
@@ -194,11 +195,25 @@ class Checkpoint:
         return list((self.position or {}).get("history", []))
 
 
+def _members(members: list[Any], config: Any) -> list[Any]:
+    """An ensemble's member configs. Before 0.2 a member kept its model config only: it becomes the
+    ensemble's config with that model (its training-only options, such as its class weighting, move to
+    ``training`` on the way)."""
+    if not isinstance(config, dict):
+        return members
+    old = [isinstance(m, dict) and "name" in m and "model" not in m for m in members]
+    return [{**copy.deepcopy(config), "model": m} if was_old else m for m, was_old in zip(members, old)]
+
+
 def _typed(cls: type[Any], value: Any, path: str | Path, name: str) -> Any:
-    """A stored config mapping -> its dataclass (already typed: as is); a bad key names the field."""
+    """A stored config mapping -> its dataclass (already typed: as is); a bad key names the field. A
+    mapping written by an older attnkit is brought up to date first (``config.upgrade``)."""
     if value is None or isinstance(value, cls):
         return value
     try:
+        if isinstance(value, dict):
+            value = copy.deepcopy(value)
+            upgrade(value, stored=True)
         return from_dict(cls, value)
     except ConfigError as exc:
         raise CheckpointError(f"{path}: field {name!r}: {exc}") from None

@@ -11,12 +11,13 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 
 from .errors import ConfigError
-from .names import MODEL_TASKS, SECTIONS, TASKS
+from .log import log
+from .names import MODEL_TABLE, MODEL_TASKS, SECTION_NAMES, SECTIONS, TASKS, resolve
 
 
 @dataclass
@@ -46,95 +47,59 @@ class DataConfig:
 
 
 @dataclass
-class RNNConfig:
-    embed_size: int = 256
-    hidden_size: int = 256
-    scorer: str = "additive"
-    rnn_type: str = "gru"
-    num_layers: int = 1
-    dropout: float = 0.2
-    input_feeding: bool = True
-    tied_embeddings: bool = True
-
-
-@dataclass
-class TransformerConfig:
-    d_model: int = 256
-    num_heads: int = 4
-    ff_size: int = 1024
-    encoder_layers: int = 3
-    decoder_layers: int = 3
-    dropout: float = 0.1
-    attention_layer: int = -1  # which decoder layer's head-averaged cross-attention to return
-
-
-@dataclass
-class HANConfig:
-    embed_size: int = 100
-    word_hidden: int = 50
-    sentence_hidden: int = 50
-    dropout: float = 0.3
-    word_dropout: float = 0.0  # training only: each word's vector is blanked with this probability
-    class_weighting: str = "sqrt_inverse"  # none, inverse, sqrt_inverse, quarter_inverse
-    # > 0: initialise the word embeddings with skip-gram vectors trained this many epochs on the
-    # training documents first (Yang et al. 2016, sec. 3.3); 0 = random init
-    word2vec_epochs: int = 0
-    # or: the vectors an earlier run trained (its out_dir/word2vec.pt), same vocabulary; lets the members
-    # of an ensemble share one word2vec run
-    word2vec_vectors: str = ""
-    # "wordllama": initialise from WordLlama's shipped token embeddings instead (training.wordllama;
-    # needs the wordllama package); "none" = word2vec or random
-    pretrained_vectors: str = "none"
-
-    # read by training (the loss, the initial embeddings), never by the model: ``model_arguments`` drops them
-    TRAINING_ONLY: ClassVar[tuple[str, ...]] = (
-        "class_weighting",
-        "word2vec_epochs",
-        "word2vec_vectors",
-        "pretrained_vectors",
-    )
-
-    def model_arguments(self) -> dict[str, Any]:
-        """The ``HAN`` constructor's keyword arguments: the section without its training-only fields."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.TRAINING_ONLY}
-
-
-@dataclass
-class CaptionerConfig:
-    """Show, Attend and Tell (``models.captioner``); the same section for ``captioner`` (soft attention)
-    and ``hard_captioner``."""
-
-    channels: int = 1  # 1: grayscale, 3: RGB; any image is converted (data.images)
-    height: int = 48  # the input size every image is resized to: a multiple of 2^len(conv_channels)
-    width: int = 192
-    # the input is average-pooled by stem_pool first, then each conv block halves it: the UCI glyphs are
-    # 8 x 8 scans drawn at 16-24 px, so half resolution loses nothing and costs a quarter
-    stem_pool: int = 2
-    conv_channels: list[int] = field(default_factory=lambda: [32, 64])  # one pooling block each
-    embed_size: int = 64
-    hidden_size: int = 256
-    attention_size: int = 128
-    scorer: str = "additive"
-    dropout: float = 0.3
-    # "" = the small CNN above; "resnet18" / "resnet34": a ResNet trunk (stride 16, 256 channels) whose
-    # ImageNet weights come from backbone_weights, a torchvision state dict file (training only; nothing is
-    # downloaded, and the file is read as data)
-    backbone: str = ""
-    backbone_weights: str = ""
-
-
-@dataclass
 class ModelConfig:
+    """A model's name and its own options: the dataclass its entry in ``names.MODEL_TABLE`` names, defined
+    beside the model (``models.rnn_seq2seq.RNNConfig``, ``models.transformer.TransformerConfig``, ...).
+    YAML and stored configs keep the options under the model's section (``model: {name: rnn, rnn: {...}}``),
+    and ``config.model.rnn`` reads them by that name too; another model's section is an error."""
+
     name: str = "rnn"  # rnn, transformer, han, captioner, hard_captioner
-    rnn: RNNConfig = field(default_factory=RNNConfig)
-    transformer: TransformerConfig = field(default_factory=TransformerConfig)
-    han: HANConfig = field(default_factory=HANConfig)
-    captioner: CaptionerConfig = field(default_factory=CaptionerConfig)
+    options: Any = None  # the model's options dataclass; None = its defaults
+
+    def __post_init__(self) -> None:
+        if self.options is None:
+            self.options = options_class(self.name)()
 
     @property
     def section(self) -> str:
         """The name of the section that configures this model."""
         return SECTIONS.get(self.name, self.name)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        """Naming another model gives it its own options (defaults) unless it shares the section."""
+        old = self.__dict__.get("name")
+        super().__setattr__(key, value)
+        if key == "name" and old is not None and SECTIONS.get(old, old) != SECTIONS.get(value, value):
+            super().__setattr__("options", options_class(value)())
+
+    def __getattr__(self, key: str) -> Any:  # only reached when ordinary lookup fails
+        name = str(self.__dict__.get("name"))
+        own = SECTIONS.get(name, name)
+        if key == own and "options" in self.__dict__:
+            return self.__dict__["options"]
+        if key in SECTION_NAMES:
+            raise AttributeError(f"the {name} model is configured by model.{own}, not model.{key}")
+        raise AttributeError(key)
+
+
+def options_class(name: str) -> Any:
+    """The options dataclass of model ``name`` (imported on first use); unknown names list the valid ones."""
+    if name not in MODEL_TABLE:
+        raise ConfigError(f"model.name: unknown value {name!r}; valid: {', '.join(sorted(MODEL_TABLE))}")
+    return resolve(MODEL_TABLE[name].config)
+
+
+def check_ranges(
+    options: Any, where: str, positive: tuple[str, ...] = (), fractions: tuple[str, ...] = ()
+) -> None:
+    """ConfigError naming the first field of ``options`` that is not > 0 (``positive``) or not in [0, 1)
+    (``fractions``): a typo is one line naming the field, not torch's words from deep inside a model."""
+    for name in positive:
+        if not getattr(options, name) > 0:
+            raise ConfigError(f"{where}{name} must be > 0, got {getattr(options, name)!r}")
+    for name in fractions:
+        if not 0.0 <= getattr(options, name) < 1.0:
+            raise ConfigError(f"{where}{name} must be in [0, 1), got {getattr(options, name)!r}")
 
 
 @dataclass
@@ -174,6 +139,20 @@ class TrainingConfig:
     attention_penalty: float = 0.0
     reinforce_weight: float = 1.0
     entropy_weight: float = 0.001
+    # captioning: a torchvision state dict file for model.captioner.backbone's ImageNet weights (read as
+    # data; nothing is downloaded)
+    backbone_weights: str = ""
+    # classification (HAN): the loss's class weights: none, inverse, sqrt_inverse, quarter_inverse
+    class_weighting: str = "sqrt_inverse"
+    # > 0: initialise the word embeddings with skip-gram vectors trained this many epochs on the training
+    # documents first (Yang et al. 2016, sec. 3.3); 0 = random init
+    word2vec_epochs: int = 0
+    # or: the vectors an earlier run trained (its out_dir/word2vec.pt), same vocabulary; lets the members of
+    # an ensemble share one word2vec run
+    word2vec_vectors: str = ""
+    # "wordllama": initialise from WordLlama's shipped token embeddings instead (training.wordllama; needs
+    # the wordllama package); "none" = word2vec or random
+    pretrained_vectors: str = "none"
 
 
 @dataclass
@@ -229,6 +208,8 @@ def _check_type(where: str, value: Any, hint: Any) -> Any:
 
 def from_dict(cls: type[C], data: dict[str, Any], where: str = "") -> C:
     """Build dataclass ``cls`` from a mapping; unknown keys raise ConfigError naming them."""
+    if cls is ModelConfig:
+        return _model_from_dict(data, where)  # type: ignore[return-value]
     if not isinstance(data, dict):
         raise ConfigError(f"{where or 'config'}: expected a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
@@ -238,14 +219,34 @@ def from_dict(cls: type[C], data: dict[str, Any], where: str = "") -> C:
         raise ConfigError(
             f"unknown config key {where + unknown[0]!r}; valid keys here: {', '.join(sorted(fields))}"
         )
-    values = {}
+    values: dict[str, Any] = {}
     for key, value in data.items():
         hint = hints[key]
-        if dataclasses.is_dataclass(hint):
+        if hint is ModelConfig:
+            values[key] = _model_from_dict(value, f"{where}{key}.")
+        elif dataclasses.is_dataclass(hint):
             values[key] = from_dict(hint, value, f"{where}{key}.")  # type: ignore[arg-type]
         else:
             values[key] = _check_type(where + key, value, hint)
     return cls(**values)
+
+
+def _model_from_dict(data: Any, where: str) -> ModelConfig:
+    """``{name: rnn, rnn: {...}}`` -> ModelConfig(name, RNNConfig(...)); a section of another model is an
+    error naming it (its options would be read by nothing)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where.rstrip('.') or 'model'}: expected a mapping, got {data!r}")
+    name = _check_type(f"{where}name", data.get("name", "rnn"), str)
+    options_cls = options_class(name)
+    section = SECTIONS.get(name, name)
+    for key in sorted(set(data) - {"name", section}):
+        if key in SECTION_NAMES:
+            raise ConfigError(
+                f"{where}{key}: the {name} model reads {where}{section} only; remove {where}{key} "
+                f"or set {where}name"
+            )
+        raise ConfigError(f"unknown config key {where + key!r}; valid keys here: name, {section}")
+    return ModelConfig(name, from_dict(options_cls, data.get(section) or {}, f"{where}{section}."))
 
 
 def to_dict(config: Any) -> dict[str, Any]:
@@ -261,7 +262,40 @@ def to_dict(config: Any) -> dict[str, Any]:
 
 
 def _own_section(model: ModelConfig, data: dict[str, Any]) -> dict[str, Any]:
-    return {"name": data["name"], model.section: data[model.section]}
+    return {"name": data["name"], model.section: data["options"]}
+
+
+# Options that moved from a model's section to ``training`` in 0.2 (read by training, never by the model).
+MOVED_TO_TRAINING = {
+    "han": ("class_weighting", "word2vec_epochs", "word2vec_vectors", "pretrained_vectors"),
+    "captioner": ("backbone_weights",),
+}
+
+
+def upgrade(data: dict[str, Any], stored: bool = False) -> list[str]:
+    """Bring an experiment mapping written for an older attnkit up to date, in place; returns the keys
+    that moved ("model.han.class_weighting -> training.class_weighting"). ``stored``: a checkpoint's or
+    an export's config, where older versions also kept every other model's section (dropped here)."""
+    model = data.get("model")
+    name = model.get("name", "rnn") if isinstance(model, dict) else None
+    if not isinstance(model, dict) or not isinstance(name, str):
+        return []
+    section = SECTIONS.get(name, name)
+    if stored:
+        for other in set(SECTION_NAMES) - {section}:
+            model.pop(other, None)
+    options, training = model.get(section), data.setdefault("training", {})
+    if not isinstance(options, dict) or not isinstance(training, dict):
+        return []
+    moved = []
+    for key in MOVED_TO_TRAINING.get(section, ()):
+        if key not in options:
+            continue
+        if key in training and not stored:  # a stored member's own value wins over the ensemble's
+            raise ConfigError(f"model.{section}.{key} is training.{key} now: give it there only")
+        training[key] = options.pop(key)
+        moved.append(f"model.{section}.{key} -> training.{key}")
+    return moved
 
 
 def apply_override(data: dict[str, Any], assignment: str) -> None:
@@ -335,22 +369,25 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             _relative_to(data, path.absolute().parent)
     for assignment in overrides or []:
         apply_override(data, assignment)
+    if isinstance(data, dict):
+        for moved in upgrade(data):
+            log.warning(f"{path or '--set'}: {moved} (its place since attnkit 0.2; read from the old one)")
     config = from_dict(ExperimentConfig, data)
     validate(config)
     return config
 
 
 def validate(config: ExperimentConfig) -> None:
-    """Cross-field checks with messages that say what is valid."""
+    """Cross-field checks with messages that say what is valid; the model's options check themselves."""
+    t = config.training
     choices = {
         "task": (config.task, TASKS),
-        "model.name": (config.model.name, tuple(MODEL_TASKS)),
         "data.vocabulary": (config.data.vocabulary, ("joint", "separate")),
-        "training.precision": (config.training.precision, ("bf16", "fp32")),
-        "training.schedule": (config.training.schedule, ("constant", "inverse_sqrt", "linear", "plateau")),
-        "model.han.pretrained_vectors": (config.model.han.pretrained_vectors, ("none", "wordllama")),
-        "model.han.class_weighting": (
-            config.model.han.class_weighting,
+        "training.precision": (t.precision, ("bf16", "fp32")),
+        "training.schedule": (t.schedule, ("constant", "inverse_sqrt", "linear", "plateau")),
+        "training.pretrained_vectors": (t.pretrained_vectors, ("none", "wordllama")),
+        "training.class_weighting": (
+            t.class_weighting,
             ("inverse", "none", "quarter_inverse", "sqrt_inverse"),
         ),
     }
@@ -360,24 +397,27 @@ def validate(config: ExperimentConfig) -> None:
     if MODEL_TASKS[config.model.name] != config.task:
         fits = ", ".join(n for n, t in MODEL_TASKS.items() if t == config.task)
         raise ConfigError(f"model.name: {config.model.name!r} is not a {config.task} model; valid: {fits}")
+    config.model.options.validate(f"model.{config.model.section}.")
     if not 0.0 <= config.data.subword_alpha <= 1.0:
         raise ConfigError(f"data.subword_alpha must be in [0, 1] (0 = off), got {config.data.subword_alpha}")
-    if config.training.schedule == "linear" and config.training.max_steps <= 0:
+    if t.schedule == "linear" and t.max_steps <= 0:
         raise ConfigError("training.schedule linear decays to 0 at training.max_steps: set max_steps > 0")
-    if config.model.han.word2vec_epochs < 0:
-        raise ConfigError(
-            f"model.han.word2vec_epochs must be >= 0 (0 = off), got {config.model.han.word2vec_epochs}"
-        )
-    han = config.model.han
-    if han.word2vec_epochs and han.word2vec_vectors:
-        raise ConfigError("set model.han.word2vec_epochs (train) or word2vec_vectors (reuse), not both")
-    if not 0.0 <= han.word_dropout < 1.0:
-        raise ConfigError(f"model.han.word_dropout must be in [0, 1) (0 = off), got {han.word_dropout}")
-    if han.pretrained_vectors != "none" and (han.word2vec_epochs or han.word2vec_vectors):
-        raise ConfigError("set model.han.pretrained_vectors or word2vec_epochs / word2vec_vectors, not both")
+    _check_vectors(t)
     _check_ranges(config)
     if config.data.train and len(config.data.train) not in (1, 2):
         raise ConfigError("data.train must be [tsv] or [src, tgt]")
+    if t.backbone_weights and not getattr(config.model.options, "backbone", ""):
+        raise ConfigError("training.backbone_weights needs model.captioner.backbone (resnet18 or resnet34)")
+
+
+def _check_vectors(t: TrainingConfig) -> None:
+    """The HAN's initial word vectors: at most one source."""
+    if t.word2vec_epochs < 0:
+        raise ConfigError(f"training.word2vec_epochs must be >= 0 (0 = off), got {t.word2vec_epochs}")
+    if t.word2vec_epochs and t.word2vec_vectors:
+        raise ConfigError("set training.word2vec_epochs (train) or word2vec_vectors (reuse), not both")
+    if t.pretrained_vectors != "none" and (t.word2vec_epochs or t.word2vec_vectors):
+        raise ConfigError("set training.pretrained_vectors or word2vec_epochs / word2vec_vectors, not both")
 
 
 # Fields that must be positive (> 0) or non-negative (>= 0); checked where the config is read, so a typo
@@ -386,22 +426,6 @@ POSITIVE = [
     "data.vocab_size",
     "data.max_tokens",
     "data.max_len",
-    "model.rnn.embed_size",
-    "model.rnn.hidden_size",
-    "model.rnn.num_layers",
-    "model.transformer.d_model",
-    "model.transformer.num_heads",
-    "model.transformer.ff_size",
-    "model.transformer.encoder_layers",
-    "model.transformer.decoder_layers",
-    "model.han.embed_size",
-    "model.han.word_hidden",
-    "model.han.sentence_hidden",
-    "model.captioner.height",
-    "model.captioner.width",
-    "model.captioner.embed_size",
-    "model.captioner.hidden_size",
-    "model.captioner.attention_size",
     "data.images_per_epoch",
     "data.dev_images",
     "data.batch_images",
@@ -429,13 +453,7 @@ NON_NEGATIVE = [
     "training.reinforce_weight",
     "training.entropy_weight",
 ]
-FRACTIONS = [
-    "model.rnn.dropout",
-    "model.transformer.dropout",
-    "model.han.dropout",
-    "model.captioner.dropout",
-    "training.label_smoothing",
-]
+FRACTIONS = ["training.label_smoothing"]
 
 
 def _field(config: Any, dotted: str) -> Any:
@@ -454,37 +472,7 @@ def _check_ranges(config: ExperimentConfig) -> None:
     for name in FRACTIONS:
         if not 0.0 <= _field(config, name) < 1.0:
             raise ConfigError(f"{name} must be in [0, 1), got {_field(config, name)!r}")
-    t = config.model.transformer
-    if t.d_model % t.num_heads:
-        raise ConfigError(
-            f"model.transformer.d_model ({t.d_model}) must be a multiple of num_heads ({t.num_heads})"
-        )
-    _check_captioner(config.model.captioner)
     if not 0.0 < config.training.plateau_factor < 1.0:
         raise ConfigError(f"training.plateau_factor must be in (0, 1), got {config.training.plateau_factor}")
     if len(config.training.betas) != 2 or not all(0.0 <= b < 1.0 for b in config.training.betas):
         raise ConfigError(f"training.betas must be two numbers in [0, 1), got {config.training.betas}")
-
-
-def _check_captioner(c: CaptionerConfig) -> None:
-    if c.channels not in (1, 3):
-        raise ConfigError(f"model.captioner.channels must be 1 (grayscale) or 3 (RGB), got {c.channels}")
-    if not c.conv_channels or any(n <= 0 for n in c.conv_channels):
-        raise ConfigError(f"model.captioner.conv_channels must be positive sizes, got {c.conv_channels}")
-    if c.stem_pool < 1:
-        raise ConfigError(f"model.captioner.stem_pool must be >= 1 (1 = none), got {c.stem_pool}")
-    if c.backbone not in ("", "resnet18", "resnet34"):
-        raise ConfigError(
-            f"model.captioner.backbone: unknown {c.backbone!r}; valid: resnet18, resnet34 or ''"
-        )
-    if c.backbone_weights and not c.backbone:
-        raise ConfigError(
-            "model.captioner.backbone_weights needs model.captioner.backbone (resnet18 or resnet34)"
-        )
-    step = 16 if c.backbone else c.stem_pool * 2 ** len(c.conv_channels)
-    for name, value in (("height", c.height), ("width", c.width)):
-        if value % step:
-            raise ConfigError(
-                f"model.captioner.{name} ({value}) must be a multiple of {step} "
-                f"(stem_pool * 2 ** len(conv_channels): the grid's cell size)"
-            )

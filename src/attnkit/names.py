@@ -21,17 +21,25 @@ TASKS = ("captioning", "classification", "translation")
 class Entry(NamedTuple):
     target: str  # "module:attr", imported on first use
     task: str = ""  # a model's task (one of TASKS); empty for names that are not models
+    config: str = ""  # a model's options dataclass, "module:attr" beside the model
 
 
+_BUILD = "attnkit.models.build:"
 MODEL_TABLE: dict[str, Entry] = {
-    "captioner": Entry("attnkit.models.build:build_captioner", "captioning"),
-    "han": Entry("attnkit.models.build:build_han", "classification"),
-    "hard_captioner": Entry("attnkit.models.build:build_hard_captioner", "captioning"),
-    "rnn": Entry("attnkit.models.build:build_rnn", "translation"),
-    "transformer": Entry("attnkit.models.build:build_transformer", "translation"),
+    "captioner": Entry(_BUILD + "build_captioner", "captioning", "attnkit.models.captioner:CaptionerConfig"),
+    "han": Entry(_BUILD + "build_han", "classification", "attnkit.models.han:HANConfig"),
+    "hard_captioner": Entry(
+        _BUILD + "build_hard_captioner", "captioning", "attnkit.models.captioner:CaptionerConfig"
+    ),
+    "rnn": Entry(_BUILD + "build_rnn", "translation", "attnkit.models.rnn_seq2seq:RNNConfig"),
+    "transformer": Entry(
+        _BUILD + "build_transformer", "translation", "attnkit.models.transformer:TransformerConfig"
+    ),
 }
 # Models configured by (and exported as) another model's section: hard attention is a captioner option.
 SECTIONS = {"hard_captioner": "captioner"}
+# Every section name a model config may carry (``model.rnn``, ``model.transformer``, ...).
+SECTION_NAMES = tuple(sorted({SECTIONS.get(name, name) for name in MODEL_TABLE}))
 
 _SCORERS = "attnkit.attention.scorers:"
 SCORER_TABLE: dict[str, Entry] = {

@@ -50,7 +50,7 @@ def test_weights_load_by_path_and_train_from_there(tmp_path):
     state = _torchvision_like_file(tmp_path / "resnet18.pth")
     sets = [
         "model.captioner.backbone=resnet18",
-        f"model.captioner.backbone_weights={tmp_path / 'resnet18.pth'}",
+        f"training.backbone_weights={tmp_path / 'resnet18.pth'}",
         "model.captioner.hidden_size=16",
         "model.captioner.embed_size=8",
         "model.captioner.attention_size=8",
@@ -90,7 +90,7 @@ def test_a_file_that_is_not_such_a_state_dict_is_one_clear_error(tmp_path):
     with pytest.raises(ConfigError, match=r"conv1.weight is \(64, 1, 7, 7\)"):
         load_torchvision_weights(trunk, tmp_path / "gray.pth")
     with pytest.raises(ConfigError, match="needs model.captioner.backbone"):
-        load_config("digits-captioner", ["model.captioner.backbone_weights=x.pth"])
+        load_config("digits-captioner", ["training.backbone_weights=x.pth"])
     with pytest.raises(ConfigError, match="unknown 'vgg16'"):
         load_config("digits-captioner", ["model.captioner.backbone=vgg16"])
 

@@ -135,7 +135,7 @@ def test_configs_that_would_run_something_else_are_refused(text, needle, tmp_pat
         ("data.max_tokens=0", "data.max_tokens must be > 0"),
         ("training.log_every=0", "training.log_every must be > 0"),
         ("model.rnn.dropout=1.5", "model.rnn.dropout must be in [0, 1)"),
-        ("model.transformer.num_heads=3", "multiple of num_heads"),
+        ("model.transformer.num_heads=3", "model.transformer: the rnn model reads model.rnn only"),
     ],
 )
 def test_config_values_out_of_range_name_the_field(override, needle, tmp_path, capsys):

@@ -12,11 +12,19 @@ from tests.helpers import VOCAB, random_sequences
 def _tiny(name):
     config = ExperimentConfig(name=f"tiny-{name}", task=MODELS.task(name))
     config.model.name = name
-    config.model.rnn.embed_size = config.model.rnn.hidden_size = 16
-    t = config.model.transformer
-    t.d_model, t.num_heads, t.ff_size, t.encoder_layers, t.decoder_layers = 16, 2, 32, 2, 2
-    h = config.model.han
-    h.embed_size, h.word_hidden, h.sentence_hidden = 8, 4, 4
+    sizes = {
+        "rnn": {"embed_size": 16, "hidden_size": 16},
+        "transformer": {
+            "d_model": 16,
+            "num_heads": 2,
+            "ff_size": 32,
+            "encoder_layers": 2,
+            "decoder_layers": 2,
+        },
+        "han": {"embed_size": 8, "word_hidden": 4, "sentence_hidden": 4},
+    }
+    for key, value in sizes.get(config.model.section, {}).items():
+        setattr(config.model.options, key, value)
     torch.manual_seed(0)
     return build_model(config.model, VOCAB, num_classes=3).eval()
 

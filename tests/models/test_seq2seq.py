@@ -108,8 +108,9 @@ def test_separate_source_vocabulary_gets_its_own_table(kind):
     from attnkit.models import build_model
 
     config = ModelConfig(name=kind)
-    config.rnn.embed_size = config.rnn.hidden_size = 16
-    config.transformer.d_model, config.transformer.ff_size = 16, 32
+    sizes = {"rnn": {"embed_size": 16, "hidden_size": 16}, "transformer": {"d_model": 16, "ff_size": 32}}
+    for key, value in sizes[kind].items():
+        setattr(config.options, key, value)
     torch.manual_seed(0)
     model = build_model(config, VOCAB, src_vocab_size=VOCAB + 40).eval()
     assert model.src_embedding.num_embeddings == VOCAB + 40 and model.embedding.num_embeddings == VOCAB

@@ -19,7 +19,7 @@ def test_two_members_share_the_first_ones_word2vec_and_make_one_ensemble(tmp_pat
     args = tiny_han_run(
         tmp_path,
         **{
-            "model.han.word2vec_epochs": 1,
+            "training.word2vec_epochs": 1,
             "training.max_steps": 8,
             "training.validate_every": 2,
             "training.warmup_steps": 1,

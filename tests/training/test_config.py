@@ -95,3 +95,46 @@ def test_data_paths_resolve_against_the_config_file_and_set_paths_as_given(tmp_p
     assert config.data.train == [str(folder / "pairs.tsv")]
     assert config.data.dev == ["here.tsv"]
     assert load_config(folder / "exp.yaml").data.dev == ["/abs/dev.tsv"]
+
+
+def test_a_model_config_holds_its_own_options_only(tmp_path):
+    from attnkit.config import ModelConfig, to_dict
+    from attnkit.models.rnn_seq2seq import RNNConfig
+    from attnkit.models.transformer import TransformerConfig
+
+    config = load_config("toy-copy", ["model.rnn.hidden_size=48"])
+    assert isinstance(config.model.options, RNNConfig) and config.model.rnn.hidden_size == 48
+    assert to_dict(config)["model"] == {"name": "rnn", "rnn": to_dict(config)["model"]["rnn"]}
+    with pytest.raises(AttributeError, match="configured by model.rnn, not model.transformer"):
+        _ = config.model.transformer
+    config.model.name = "transformer"  # another model: its own options, at their defaults
+    assert config.model.options == TransformerConfig() and config.model.transformer.d_model == 256
+    config.model.transformer.d_model = 64
+    config.model.name = "transformer"  # the same model keeps its options
+    assert config.model.options.d_model == 64
+    captioner = ModelConfig("captioner")
+    captioner.captioner.hidden_size = 32
+    captioner.name = "hard_captioner"  # hard attention reads the captioner's section
+    assert captioner.section == "captioner" and captioner.options.hidden_size == 32
+    with pytest.raises(ConfigError, match="model.transformer: the rnn model reads model.rnn only"):
+        load_config("toy-copy", ["model.transformer.d_model=512"])
+    with pytest.raises(
+        ConfigError, match=r"model.transformer.d_model \(256\) must be a multiple of num_heads"
+    ):
+        load_config("tatoeba-transformer", ["model.transformer.num_heads=3"])
+    with pytest.raises(ConfigError, match=r"model.han.dropout must be in \[0, 1\), got 1.5"):
+        load_config("reviews-han", ["model.han.dropout=1.5"])
+
+
+def test_training_options_given_in_their_0_1_place_move_to_training(tmp_path, caplog):
+    path = tmp_path / "old.yaml"
+    path.write_text(
+        "task: classification\nmodel:\n  name: han\n  han:\n    embed_size: 8\n    class_weighting: inverse\n"
+    )
+    with caplog.at_level("WARNING", logger="attnkit"):
+        config = load_config(path, ["model.han.word2vec_epochs=2"])
+    assert config.training.class_weighting == "inverse" and config.training.word2vec_epochs == 2
+    assert config.model.han.embed_size == 8 and not hasattr(config.model.han, "class_weighting")
+    assert "model.han.class_weighting -> training.class_weighting" in caplog.text
+    with pytest.raises(ConfigError, match="model.han.class_weighting is training.class_weighting now"):
+        load_config(path, ["training.class_weighting=none"])

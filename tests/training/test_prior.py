@@ -62,7 +62,7 @@ def test_old_checkpoints_recompute_the_weights_from_their_training_data(classifi
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     ckpt = load_checkpoint(classifier_ckpt)
     ckpt.config.data.train = [str(data)]
-    ckpt.config.model.han.class_weighting = "sqrt_inverse"
+    ckpt.config.training.class_weighting = "sqrt_inverse"
     expected = [math.sqrt(8 / (5 * n)) for n in (1, 1, 1, 1, 4)]
     assert stored_class_weights(ckpt) == pytest.approx(expected)
 

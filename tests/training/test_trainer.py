@@ -196,7 +196,7 @@ def test_han_trains_with_the_same_trainer_and_keeps_its_class_weights(tmp_path):
             "training.out_dir": str(tmp_path / "run"),
             "training.max_steps": 30,
             "training.validate_every": 15,
-            "model.han.word2vec_epochs": 0,
+            "training.word2vec_epochs": 0,
         },
     )
     assert main(["train", str(ROOT / "configs" / "reviews-han.yaml"), *args]) == 0

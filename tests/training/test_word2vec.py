@@ -58,7 +58,7 @@ def test_bad_arguments_say_what_is_wrong():
     with pytest.raises(ValueError, match="at least two known words"):
         train_word2vec([[0, 1, 1]], 12, 8)
     with pytest.raises(ConfigError, match="word2vec_epochs must be >= 0"):
-        load_config(None, ["model.han.word2vec_epochs=-1"])
+        load_config(None, ["training.word2vec_epochs=-1"])
 
 
 def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
@@ -73,7 +73,7 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
         [
             *han_overrides(data),
             "model.han.embed_size=8",
-            "model.han.word2vec_epochs=2",
+            "training.word2vec_epochs=2",
             f"training.out_dir={tmp_path / 'run'}",
         ],
     )
@@ -90,7 +90,7 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
     # the vectors are kept with the run, and a second run (an ensemble member) can reuse them
     saved = tmp_path / "run" / "word2vec.pt"
     reuse = load_config(
-        None, [*han_overrides(data), "model.han.embed_size=8", f"model.han.word2vec_vectors={saved}"]
+        None, [*han_overrides(data), "model.han.embed_size=8", f"training.word2vec_vectors={saved}"]
     )
     second = build_model(reuse.model, task.vocab_size, num_classes=task.num_classes)
     ClassificationTask(reuse).pretrain(second, log=logged.append)
@@ -102,13 +102,13 @@ def test_reused_vectors_must_fit_the_vocabulary(tmp_path):
     data.write_text('{"text": "Great soft dress.", "label": 5}\n{"text": "Awful.", "label": 1}\n')
     wrong = tmp_path / "word2vec.pt"
     torch.save({"words": ["<pad>", "<unk>", "other"], "vectors": torch.zeros(3, 100)}, wrong)
-    config = load_config(None, [*han_overrides(data), f"model.han.word2vec_vectors={wrong}"])
+    config = load_config(None, [*han_overrides(data), f"training.word2vec_vectors={wrong}"])
     task = ClassificationTask(config)
     model = build_model(config.model, task.vocab_size, num_classes=task.num_classes)
     with pytest.raises(ValueError, match="trained for another vocabulary"):
         task.pretrain(model, log=print)
-    config.model.han.word2vec_vectors = str(tmp_path / "missing.pt")
+    config.training.word2vec_vectors = str(tmp_path / "missing.pt")
     with pytest.raises(ValueError, match="missing.pt does not exist"):
         ClassificationTask(config).pretrain(model, log=print)
     with pytest.raises(ConfigError, match="not both"):
-        load_config(None, ["model.han.word2vec_epochs=2", f"model.han.word2vec_vectors={wrong}"])
+        load_config(None, ["training.word2vec_epochs=2", f"training.word2vec_vectors={wrong}"])

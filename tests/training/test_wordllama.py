@@ -59,11 +59,11 @@ def test_bad_size_and_missing_package_say_what_to_do(monkeypatch):
 
 
 def test_config_names_the_valid_values_and_refuses_two_inits():
-    message = "model.han.pretrained_vectors: unknown value 'glove'; valid: none, wordllama"
+    message = "training.pretrained_vectors: unknown value 'glove'; valid: none, wordllama"
     with pytest.raises(ConfigError, match=message):
-        load_config(None, ["model.han.pretrained_vectors=glove"])
+        load_config(None, ["training.pretrained_vectors=glove"])
     with pytest.raises(ConfigError, match="not both"):
-        load_config(None, ["model.han.pretrained_vectors=wordllama", "model.han.word2vec_epochs=2"])
+        load_config(None, ["training.pretrained_vectors=wordllama", "training.word2vec_epochs=2"])
 
 
 def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
@@ -75,7 +75,7 @@ def test_han_task_puts_the_vectors_into_the_embedding(tmp_path):
         [
             *han_overrides(data),
             "model.han.embed_size=4",
-            "model.han.pretrained_vectors=wordllama",
+            "training.pretrained_vectors=wordllama",
             f"training.out_dir={tmp_path / 'run'}",
         ],
     )

@@ -73,7 +73,7 @@ class ResNetTrunk(nn.Module):
 def load_torchvision_weights(trunk: ResNetTrunk, path: str | Path) -> int:
     """Copy a torchvision ResNet state dict at ``path`` into ``trunk`` (layer4 and fc are skipped);
     returns the number of tensors loaded. A file that is not such a state dict is one ConfigError."""
-    where = f"model.captioner.backbone_weights: {path}"
+    where = f"training.backbone_weights: {path}"
     try:
         with warnings.catch_warnings():  # torch's advice on pickle protocols: the error below says enough
             warnings.simplefilter("ignore")

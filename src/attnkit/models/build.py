@@ -9,7 +9,7 @@ from typing import Any
 from torch import nn
 
 from ..checkpoint import Checkpoint, load_checkpoint
-from ..config import ExperimentConfig, HANConfig, ModelConfig
+from ..config import ExperimentConfig, ModelConfig
 from ..errors import UsageError
 from ..names import MODEL_TABLE, Registry
 
@@ -19,42 +19,31 @@ MODELS = Registry("model", MODEL_TABLE)  # names -> the builders below (``attnki
 def build_rnn(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .rnn_seq2seq import RNNSeq2Seq
 
-    return RNNSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.rnn))
+    return RNNSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.options))
 
 
 def build_transformer(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .transformer import TransformerSeq2Seq
 
-    return TransformerSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.transformer))
+    return TransformerSeq2Seq(vocab_size, **_seq2seq(sizes), **dataclasses.asdict(config.options))
 
 
 def build_han(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .han import HAN
 
-    return HAN(vocab_size, num_classes=sizes["num_classes"], **config.han.model_arguments())
+    return HAN(vocab_size, num_classes=sizes["num_classes"], **dataclasses.asdict(config.options))
 
 
 def build_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .captioner import Captioner
 
-    return Captioner(vocab_size, **_captioner_options(config))
+    return Captioner(vocab_size, **config.options.model_arguments())
 
 
 def build_hard_captioner(config: ModelConfig, vocab_size: int, **sizes: Any) -> nn.Module:
     from .captioner import Captioner
 
-    return Captioner(vocab_size, **_captioner_options(config), hard=True)
-
-
-def _captioner_options(config: ModelConfig) -> dict[str, Any]:
-    """The architecture options; the input size (height, width) is the images' size, not a weight's."""
-    options = dataclasses.asdict(config.captioner)
-    del (
-        options["height"],
-        options["width"],
-        options["backbone_weights"],
-    )  # the backbone's are loaded in training
-    return options
+    return Captioner(vocab_size, **config.options.model_arguments(), hard=True)
 
 
 def _seq2seq(sizes: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +79,7 @@ def build_for_checkpoint(
         return build_model(config.model, vocab_size, **sizes)
     from .han import HANEnsemble
 
-    return HANEnsemble([build_model(m, vocab_size, **sizes) for m in members])
+    return HANEnsemble([build_model(m.model, vocab_size, **sizes) for m in members])
 
 
 def load_for_inference(path: str | Path, task: str) -> tuple[Checkpoint, ExperimentConfig]:
@@ -107,8 +96,6 @@ _NOT_ARCHITECTURE = (
     "dropout",
     "word_dropout",
     "attention_layer",
-    "backbone_weights",
-    *HANConfig.TRAINING_ONLY,
 )
 
 
@@ -130,9 +117,9 @@ def init_checkpoint(config: ExperimentConfig) -> Checkpoint:
 def architecture_differences(theirs: ModelConfig, mine: ModelConfig) -> list[str]:
     """The options of two model configs that change the weights' shapes or meaning, where they differ
     ("model.d_model: 256 there, 512 here"); dropout and the other ``_NOT_ARCHITECTURE`` options aside."""
-    section = mine.section
-    a = {"name": theirs.name, **dataclasses.asdict(getattr(theirs, section))}
-    b = {"name": mine.name, **dataclasses.asdict(getattr(mine, section))}
+    if theirs.name != mine.name:
+        return [f"model.name: {theirs.name!r} there, {mine.name!r} here"]
+    a, b = dataclasses.asdict(theirs.options), dataclasses.asdict(mine.options)
     return [
         f"model.{k}: {a[k]!r} there, {b[k]!r} here" for k in b if k not in _NOT_ARCHITECTURE and a[k] != b[k]
     ]

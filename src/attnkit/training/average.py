@@ -103,7 +103,7 @@ def ensemble_checkpoints(paths: Sequence[str | Path], out: str | Path) -> dict[s
     combined = _kept(
         first,
         model={f"members.{i}.{k}": v for i, ckpt in enumerate(members) for k, v in ckpt.model.items()},
-        ensemble=[ckpt.config.model for ckpt in members],
+        ensemble=[ckpt.config for ckpt in members],
         class_weights=_ensemble_class_weights(members),
         ensemble_of=[str(p) for p in files],
     )

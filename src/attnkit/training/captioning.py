@@ -190,12 +190,12 @@ class CaptioningTask:
 
     def pretrain(self, model: nn.Module, log: Any) -> None:
         """Before training from scratch: torchvision's weights into a ResNet backbone, when given."""
-        c = self.config.model.captioner
-        if c.backbone and c.backbone_weights:
+        backbone, weights = self.config.model.captioner.backbone, self.config.training.backbone_weights
+        if backbone and weights:
             from ..models.backbones import load_torchvision_weights
 
-            count = load_torchvision_weights(model.encoder.trunk, c.backbone_weights)  # type: ignore[union-attr, arg-type]
-            log(f"backbone: {count} tensors of {c.backbone} from {c.backbone_weights}")
+            count = load_torchvision_weights(model.encoder.trunk, weights)  # type: ignore[union-attr, arg-type]
+            log(f"backbone: {count} tensors of {backbone} from {weights}")
 
     def payload(self) -> dict[str, Any]:
         return {"vocabulary": self.words}

@@ -68,7 +68,7 @@ class ClassificationTask:
             else Vocabulary.build(self.train_docs, config.data.min_freq)
         )
         self.weights = class_weights(
-            [d.label for d in self.train_docs], self.num_classes, config.model.han.class_weighting
+            [d.label for d in self.train_docs], self.num_classes, config.training.class_weighting
         )
         log.info(
             f"data: {len(self.train_docs)} training and {len(self.dev_docs)} dev documents, "
@@ -136,17 +136,17 @@ class ClassificationTask:
     def pretrain(self, model: nn.Module, log: Callable[[str], None]) -> None:
         """Before training from scratch: word2vec vectors into the HAN's embedding.
 
-        ``model.han.word2vec_epochs`` > 0 trains them (the time counts in the run's wall time) and
-        keeps them in ``out_dir/word2vec.pt``; ``model.han.word2vec_vectors`` reuses such a file;
-        ``model.han.pretrained_vectors: wordllama`` takes WordLlama's (``training.wordllama``)."""
-        han = self.config.model.han
+        ``training.word2vec_epochs`` > 0 trains them (the time counts in the run's wall time) and
+        keeps them in ``out_dir/word2vec.pt``; ``training.word2vec_vectors`` reuses such a file;
+        ``training.pretrained_vectors: wordllama`` takes WordLlama's (``training.wordllama``)."""
+        t = self.config.training
         embedding: nn.Embedding = model.embedding  # type: ignore[assignment]
-        if han.word2vec_vectors:
-            vectors = self._load_vectors(Path(han.word2vec_vectors))
-            log(f"word2vec: vectors from {han.word2vec_vectors}")
-        elif han.word2vec_epochs > 0:
+        if t.word2vec_vectors:
+            vectors = self._load_vectors(Path(t.word2vec_vectors))
+            log(f"word2vec: vectors from {t.word2vec_vectors}")
+        elif t.word2vec_epochs > 0:
             vectors = self._train_vectors(embedding.embedding_dim, log)
-        elif han.pretrained_vectors == "wordllama":
+        elif t.pretrained_vectors == "wordllama":
             vectors = wordllama_vectors(self.vocab.words, embedding.embedding_dim)
             log(f"word vectors: WordLlama token embeddings, {len(self.vocab)} words")
         else:
@@ -167,7 +167,7 @@ class ClassificationTask:
             sentences,
             len(self.vocab),
             dim,
-            epochs=self.config.model.han.word2vec_epochs,
+            epochs=self.config.training.word2vec_epochs,
             seed=self.config.training.seed,
             log=log,
         )
@@ -181,11 +181,11 @@ class ClassificationTask:
 
     def _load_vectors(self, path: Path) -> Tensor:
         if not path.is_file():
-            raise ConfigError(f"model.han.word2vec_vectors: {path} does not exist (a run's word2vec.pt)")
+            raise ConfigError(f"training.word2vec_vectors: {path} does not exist (a run's word2vec.pt)")
         saved = torch.load(path, map_location="cpu", weights_only=True)
         if saved.get("words") != self.vocab.words:
             raise ConfigError(
-                f"model.han.word2vec_vectors: {path} was trained for another vocabulary "
+                f"training.word2vec_vectors: {path} was trained for another vocabulary "
                 f"({len(saved.get('words') or [])} words, this data has {len(self.vocab)})"
             )
         return saved["vectors"]

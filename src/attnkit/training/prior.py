@@ -1,6 +1,6 @@
 """Prior correction: undo part of the class weighting a classifier was trained with, at decision time.
 
-A model trained with class weights ``w`` (``model.han.class_weighting``) learns probabilities tilted
+A model trained with class weights ``w`` (``training.class_weighting``) learns probabilities tilted
 towards the up-weighted classes, roughly ``p_w(c) ∝ w_c p(c)``: good for macro-F1, at some cost in
 accuracy. The decision rule ``argmax_c log p_w(c) - tau * log w_c`` moves between the two:
 ``tau = 0`` is the trained model as is, ``tau = 1`` divides the weights out (the accuracy-optimal rule if
@@ -38,7 +38,7 @@ def stored_class_weights(ckpt: Checkpoint) -> list[float] | None:
     labels = training_labels(ckpt.config, list(ckpt.labels or []))
     if labels is None:
         return None
-    kinds = [m.han.class_weighting for m in ckpt.ensemble or [ckpt.config.model]]
+    kinds = [m.training.class_weighting for m in ckpt.ensemble or [ckpt.config]]
     members = [class_weights(labels, num_classes, kind) for kind in kinds]
     return geometric_mean([None if w is None else w.tolist() for w in members], num_classes)
 

@@ -40,7 +40,7 @@ def package_files() -> tuple[Path, Path]:
         if weights.is_file() and tokenizer.is_file():
             return weights, tokenizer
     raise ConfigError(
-        "model.han.pretrained_vectors: wordllama needs the wordllama package and its shipped files "
+        "training.pretrained_vectors: wordllama needs the wordllama package and its shipped files "
         f"({_WEIGHTS}, {_TOKENIZER}): pip install 'attnkit[vectors]'"
     )
 
