@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # torch is imported where batches are made: the text side sta
     from torch import Tensor
 
 from ..errors import UsageError
+from ..vocab import WORD_PAD
 from .parallel import DataError, normalize, open_text
 
 PAD_WORD, UNK_WORD = "<pad>", "<unk>"
@@ -224,7 +225,7 @@ def make_document_batch(
     import torch
 
     words = torch.from_numpy(document_ids(docs, vocab, max_sentences, max_words))
-    return DocumentBatch(words, words != 0, torch.tensor([d.label for d in docs], dtype=torch.long))
+    return DocumentBatch(words, words != WORD_PAD, torch.tensor([d.label for d in docs], dtype=torch.long))
 
 
 def stratified_split(

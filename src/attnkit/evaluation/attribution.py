@@ -31,6 +31,7 @@ from torch import Tensor, nn
 from ..errors import UsageError
 from ..models.han import HANEnsemble
 from ..names import ATTRIBUTION_METHODS as METHODS
+from ..vocab import WORD_PAD
 from .erasure import Units, erase_batch, unit_positions
 
 MAP_METHODS = ("rollout", "flow", "norm", "grad", "value_zeroing")
@@ -92,7 +93,7 @@ def map_scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """norm, grad or value_zeroing scores of words (B, N, W) and sentences (B, N), members averaged."""
     ids = torch.from_numpy(words)
-    mask = ids != 0
+    mask = ids != WORD_PAD
     with torch.set_grad_enabled(method == "grad"):
         outs = [m.forward_embedded(m.embedding(ids), mask, parts=True) for m in prob.members]
         grads: Sequence[Tensor] = []
@@ -150,7 +151,7 @@ def captum_scores(
     integrated gradients, the mean |completeness gap| relative to the probability change (else 0)."""
     from captum.attr import InputXGradient, IntegratedGradients
 
-    mask = words != 0
+    mask = words != WORD_PAD
     inputs = tuple(e.detach().requires_grad_(True) for e in prob.embeddings(words))
     if method == "gradient_x_input":
         attributions = InputXGradient(prob.from_embeddings).attribute(
@@ -180,7 +181,7 @@ def leave_one_out(
     prob: ProbabilityModel, words: np.ndarray, target: np.ndarray, units: Units, batch: int = 256
 ) -> np.ndarray:
     """Drop in the target's probability when each unit alone is removed: (B, N, W) or (B, N)."""
-    base = prob.probabilities(torch.from_numpy(words), torch.from_numpy(words != 0)).numpy()
+    base = prob.probabilities(torch.from_numpy(words), torch.from_numpy(words != WORD_PAD)).numpy()
     out = np.zeros(words.shape if units == "word" else words.shape[:2], dtype=np.float32)
     jobs = [(b, pos) for b in range(len(words)) for pos in unit_positions(words[b], units)]
     for start in range(0, len(jobs), batch):
@@ -205,7 +206,7 @@ def scores(
     the ``target`` class (B,) of documents ``words`` (B, N, W) ids. Returns (scores, IG gap)."""
     if method not in METHODS:
         raise UsageError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
-    mask = words != 0
+    mask = words != WORD_PAD
     gap = 0.0
     if method == "leave_one_out":
         return leave_one_out(prob, words, target, units), gap

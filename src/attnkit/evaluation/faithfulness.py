@@ -24,6 +24,7 @@ import torch
 
 from ..errors import UsageError
 from ..names import ALIGNMENT_SCORES as SCORES
+from ..vocab import WORD_PAD
 from .aligner import align_corpus, corpus_matrices
 from .alignment import Links
 from .attribution import METHODS, ProbabilityModel, scores
@@ -78,7 +79,7 @@ def _curves(
 
 def _probs(prob: ProbabilityModel, words: np.ndarray) -> np.ndarray:
     ids = torch.from_numpy(words)
-    return prob.probabilities(ids, ids != 0).numpy()
+    return prob.probabilities(ids, ids != WORD_PAD).numpy()
 
 
 def _agreement(words: np.ndarray, attention: np.ndarray, other: np.ndarray) -> list[float]:

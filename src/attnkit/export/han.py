@@ -12,6 +12,7 @@ from ..checkpoint import load_checkpoint
 from ..classifier import Classifier
 from ..config import to_dict
 from ..training.prior import stored_class_weights
+from ..vocab import WORD_PAD
 from .graphs import HANGraph
 from .onnx_files import check, quantized, trace
 
@@ -21,7 +22,7 @@ def export_han(path: Path, root: Path, int8: bool) -> tuple[Classifier, dict[str
     # Two documents: the second has a padded (empty) sentence and padded words, so masking is traced.
     words = torch.tensor([[[5, 6, 7], [8, 9, 10]], [[11, 12, 0], [0, 0, 0]]])
     words = torch.where(words > 0, (words - 1) % (len(classifier.vocab) - 1) + 1, words)  # ids that exist
-    mask = words != 0
+    mask = words != WORD_PAD
     axes = {
         "words": {0: "batch", 1: "sentences", 2: "words"},
         "word_mask": {0: "batch", 1: "sentences", 2: "words"},

@@ -22,6 +22,7 @@ from ..attention import AttentionPooling
 from ..attention.core import check_rank
 from ..config import check_ranges
 from ..errors import ConfigError
+from ..vocab import WORD_PAD
 from .bigru import BiGRU
 
 Encoder = Callable[[Tensor, Tensor], Tensor]  # (x (R, L, E), lengths (R,)) -> states (R, L, 2D)
@@ -82,7 +83,7 @@ class HAN(nn.Module):
         if not 0.0 <= word_dropout < 1.0:
             raise ConfigError(f"word_dropout must be in [0, 1), got {word_dropout}")
         self.word_dropout = word_dropout
-        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=0)
+        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=WORD_PAD)
         self.word_encoder = BiGRU(embed_size, word_hidden)
         self.word_attention = AttentionPooling(2 * word_hidden)
         self.sentence_encoder = BiGRU(2 * word_hidden, sentence_hidden)

@@ -148,7 +148,7 @@ class RNNSeq2Seq(nn.Module):
         self.rnn_type, self.num_layers, self.input_feeding = rnn_type, num_layers, input_feeding
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
         # A separate source vocabulary gets its own table; ``embedding`` is then the target side's.
-        self.src_embedding = None if src_vocab_size is None else nn.Embedding(src_vocab_size, embed_size, 1)
+        self.src_embedding = None if src_vocab_size is None else nn.Embedding(src_vocab_size, embed_size, PAD)
         for table in (self.embedding, self.src_embedding):
             if table is not None:
                 nn.init.normal_(table.weight, std=0.1)

@@ -12,6 +12,7 @@ import numpy as np
 from ..classify_base import ClassifierBase
 from ..data.documents import Document, Vocabulary, document_ids
 from ..results import Classification, log_prior
+from ..vocab import WORD_PAD
 from .manifest import ExportError, Manifest, read_manifest
 from .sessions import parallel_map, sessions, threads
 
@@ -60,7 +61,7 @@ class OnnxClassifier(ClassifierBase):
         """Uncorrected probabilities (B, C), word weights (B, N, W), sentence weights (B, N)."""
         words = document_ids(docs, self.vocab)
         probs, word_weights, sentence_weights = self.session.run(
-            None, {"words": words, "word_mask": words != 0}
+            None, {"words": words, "word_mask": words != WORD_PAD}
         )
         return probs, word_weights, sentence_weights
 

@@ -21,6 +21,7 @@ from ..device import model_device, to_device
 from ..errors import ConfigError
 from ..evaluation.classification import classification_report
 from ..log import log
+from ..vocab import WORD_PAD
 from .word2vec import train_word2vec
 from .wordllama import wordllama_vectors
 
@@ -158,7 +159,7 @@ class ClassificationTask:
                     f"{tuple(embedding.weight.shape)}"
                 )
             embedding.weight.copy_(vectors)
-            embedding.weight[0].zero_()  # <pad>
+            embedding.weight[WORD_PAD].zero_()
 
     def _train_vectors(self, dim: int, log: Callable[[str], None]) -> Tensor:
         """Skip-gram vectors (V, dim) of the training documents, also kept in ``out_dir/word2vec.pt``."""
