@@ -118,7 +118,7 @@ def test_the_typed_checkpoint_names_a_wrong_or_unknown_field(tmp_path):
 def test_the_config_is_typed_once_and_a_bad_key_names_the_field(tmp_path):
     from attnkit.checkpoint import save_payload
     from attnkit.config import ExperimentConfig, to_dict
-    from attnkit.models.han import HANConfig
+    from attnkit.models.options import HANConfig
 
     ckpt = load_checkpoint(shipped()["reviews-han"])
     assert isinstance(ckpt.config, ExperimentConfig) and ckpt.config.task == "classification"

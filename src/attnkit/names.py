@@ -21,19 +21,19 @@ TASKS = ("captioning", "classification", "translation")
 class Entry(NamedTuple):
     target: str  # "module:attr", imported on first use
     task: str = ""  # a model's task (one of TASKS); empty for names that are not models
-    config: str = ""  # a model's options dataclass, "module:attr" beside the model
+    config: str = ""  # a model's options dataclass, "module:attr" (torch-free: ``models.options``)
 
 
 _BUILD = "attnkit.models.build:"
 MODEL_TABLE: dict[str, Entry] = {
-    "captioner": Entry(_BUILD + "build_captioner", "captioning", "attnkit.models.captioner:CaptionerConfig"),
-    "han": Entry(_BUILD + "build_han", "classification", "attnkit.models.han:HANConfig"),
+    "captioner": Entry(_BUILD + "build_captioner", "captioning", "attnkit.models.options:CaptionerConfig"),
+    "han": Entry(_BUILD + "build_han", "classification", "attnkit.models.options:HANConfig"),
     "hard_captioner": Entry(
-        _BUILD + "build_hard_captioner", "captioning", "attnkit.models.captioner:CaptionerConfig"
+        _BUILD + "build_hard_captioner", "captioning", "attnkit.models.options:CaptionerConfig"
     ),
-    "rnn": Entry(_BUILD + "build_rnn", "translation", "attnkit.models.rnn_seq2seq:RNNConfig"),
+    "rnn": Entry(_BUILD + "build_rnn", "translation", "attnkit.models.options:RNNConfig"),
     "transformer": Entry(
-        _BUILD + "build_transformer", "translation", "attnkit.models.transformer:TransformerConfig"
+        _BUILD + "build_transformer", "translation", "attnkit.models.options:TransformerConfig"
     ),
 }
 # Models configured by (and exported as) another model's section: hard attention is a captioner option.

@@ -99,8 +99,7 @@ def test_data_paths_resolve_against_the_config_file_and_set_paths_as_given(tmp_p
 
 def test_a_model_config_holds_its_own_options_only(tmp_path):
     from attnkit.config import ModelConfig, to_dict
-    from attnkit.models.rnn_seq2seq import RNNConfig
-    from attnkit.models.transformer import TransformerConfig
+    from attnkit.models.options import RNNConfig, TransformerConfig
 
     config = load_config("toy-copy", ["model.rnn.hidden_size=48"])
     assert isinstance(config.model.options, RNNConfig) and config.model.rnn.hidden_size == 48

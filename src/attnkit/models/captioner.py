@@ -22,64 +22,15 @@ location (argmax alpha_t). The attention a user sees is alpha_t either way.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
 from ..attention.modules import Attention
-from ..config import check_ranges
-from ..errors import ConfigError
 from ..vocab import BOS, PAD
 from .backbones import BackboneEncoder, with_coordinates
-
-
-@dataclass
-class CaptionerConfig:
-    """The options of ``Captioner`` (the config's ``model.captioner``, for ``captioner`` with soft attention
-    and ``hard_captioner``), and the input size every image is resized to."""
-
-    channels: int = 1  # 1: grayscale, 3: RGB; any image is converted (data.images)
-    height: int = 48  # the input size: a multiple of the grid's cell (stem_pool * 2^len(conv_channels))
-    width: int = 192
-    # the input is average-pooled by stem_pool first, then each conv block halves it: the UCI glyphs are
-    # 8 x 8 scans drawn at 16-24 px, so half resolution loses nothing and costs a quarter
-    stem_pool: int = 2
-    conv_channels: list[int] = field(default_factory=lambda: [32, 64])  # one pooling block each
-    embed_size: int = 64
-    hidden_size: int = 256
-    attention_size: int = 128
-    scorer: str = "additive"
-    dropout: float = 0.3
-    # "" = the small CNN above; "resnet18" / "resnet34": a ResNet trunk (stride 16, 256 channels), its
-    # ImageNet weights from training.backbone_weights
-    backbone: str = ""
-
-    def model_arguments(self) -> dict[str, Any]:
-        """``Captioner``'s keyword arguments: the input size is the images', not a weight's."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in ("height", "width")}
-
-    def validate(self, where: str) -> None:
-        sizes = ("height", "width", "embed_size", "hidden_size", "attention_size")
-        check_ranges(self, where, sizes, ("dropout",))
-        if self.channels not in (1, 3):
-            raise ConfigError(f"{where}channels must be 1 (grayscale) or 3 (RGB), got {self.channels}")
-        if not self.conv_channels or any(n <= 0 for n in self.conv_channels):
-            raise ConfigError(f"{where}conv_channels must be positive sizes, got {self.conv_channels}")
-        if self.stem_pool < 1:
-            raise ConfigError(f"{where}stem_pool must be >= 1 (1 = none), got {self.stem_pool}")
-        if self.backbone not in ("", "resnet18", "resnet34"):
-            raise ConfigError(f"{where}backbone: unknown {self.backbone!r}; valid: resnet18, resnet34 or ''")
-        step = 16 if self.backbone else self.stem_pool * 2 ** len(self.conv_channels)
-        for name, value in (("height", self.height), ("width", self.width)):
-            if value % step:
-                raise ConfigError(
-                    f"{where}{name} ({value}) must be a multiple of {step} "
-                    f"(stem_pool * 2 ** len(conv_channels): the grid's cell size)"
-                )
 
 
 class ConvEncoder(nn.Module):

@@ -20,28 +20,11 @@ from torch import Tensor, nn
 
 from ..attention import AttentionPooling
 from ..attention.core import check_rank
-from ..config import check_ranges
 from ..errors import ConfigError
 from ..vocab import WORD_PAD
 from .bigru import BiGRU
 
 Encoder = Callable[[Tensor, Tensor], Tensor]  # (x (R, L, E), lengths (R,)) -> states (R, L, 2D)
-
-
-@dataclass
-class HANConfig:
-    """The options of ``HAN`` (the config's ``model.han``): its keyword arguments. What only training reads
-    (class weights, initial word vectors) is in ``training``."""
-
-    embed_size: int = 100
-    word_hidden: int = 50
-    sentence_hidden: int = 50
-    dropout: float = 0.3
-    word_dropout: float = 0.0  # in training, each word's vector is blanked with this probability
-
-    def validate(self, where: str) -> None:
-        sizes = ("embed_size", "word_hidden", "sentence_hidden")
-        check_ranges(self, where, sizes, ("dropout", "word_dropout"))
 
 
 @dataclass

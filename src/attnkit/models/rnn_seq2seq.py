@@ -21,28 +21,10 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..attention import SCORERS, Attention
-from ..config import check_ranges
 from ..errors import ConfigError
 from ..vocab import PAD
 from .output import TiedOutput
 from .outputs import Seq2SeqOutput
-
-
-@dataclass
-class RNNConfig:
-    """The options of ``RNNSeq2Seq`` (the config's ``model.rnn``): its keyword arguments."""
-
-    embed_size: int = 256
-    hidden_size: int = 256
-    scorer: str = "additive"
-    rnn_type: str = "gru"
-    num_layers: int = 1
-    dropout: float = 0.2
-    input_feeding: bool = True
-    tied_embeddings: bool = True
-
-    def validate(self, where: str) -> None:
-        check_ranges(self, where, ("embed_size", "hidden_size", "num_layers"), ("dropout",))
 
 
 @dataclass

@@ -16,32 +16,9 @@ import torch
 from torch import Tensor, nn
 
 from ..attention import KeyValue, MultiHeadAttention, SinusoidalPositionalEncoding
-from ..config import check_ranges
-from ..errors import ConfigError
 from ..vocab import PAD
 from .output import TiedOutput
 from .outputs import Seq2SeqOutput
-
-
-@dataclass
-class TransformerConfig:
-    """The options of ``TransformerSeq2Seq`` (the config's ``model.transformer``): its keyword arguments."""
-
-    d_model: int = 256
-    num_heads: int = 4
-    ff_size: int = 1024
-    encoder_layers: int = 3
-    decoder_layers: int = 3
-    dropout: float = 0.1
-    attention_layer: int = -1  # which decoder layer's head-averaged cross-attention to return
-
-    def validate(self, where: str) -> None:
-        sizes = ("d_model", "num_heads", "ff_size", "encoder_layers", "decoder_layers")
-        check_ranges(self, where, sizes, ("dropout",))
-        if self.d_model % self.num_heads:
-            raise ConfigError(
-                f"{where}d_model ({self.d_model}) must be a multiple of num_heads ({self.num_heads})"
-            )
 
 
 class FeedForward(nn.Sequential):
