@@ -2,11 +2,13 @@
 
     python scripts/align_defaults.py --hansards ../shared/data/hansards-align \
         --out docs/experiments/logs/align-defaults.json
+    python scripts/align_defaults.py --hansards ../shared/data/hansards-align --model enfr-transformer \
+        --scores attention,grad,norm --out docs/experiments/logs/align-defaults-transformer.json
 
 Settings: the scores links are read from (the attention, or Chefer et al.'s gradient-weighted relevance,
-``--scores grad``) x one direction (enfr-rnn) or both (with fren-rnn, every symmetrization) x argmax or
-intersect links. Each is scored on the 37 trial sentences; the best is scored on the 447 test sentences,
-beside the previous default (attention, mean, intersect).
+``--scores grad``, ...) x one direction (--model) or both (with --reverse-model, every symmetrization) x
+argmax or intersect links. Each is scored on the 37 trial sentences; the best is scored on the 447 test
+sentences, beside the previous default (attention, mean, intersect).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCORES = ("attention", "grad")
 COMBINE = ("one direction", "mean", "grow-diag", "grow-diag-final", "intersection", "union")
 LINKS = ("argmax", "intersect")
 PREVIOUS = {"scores": "attention", "combine": "mean", "links": "intersect"}
@@ -55,19 +56,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hansards", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--model", default="enfr-rnn", help="English-French translator")
+    parser.add_argument("--reverse-model", default="fren-rnn", help="French-English translator")
+    parser.add_argument("--scores", default="attention,grad", help="comma-separated --scores to try")
     args = parser.parse_args()
     from attnkit.api import load_translator
 
-    models = (load_translator("enfr-rnn", backend="torch"), load_translator("fren-rnn", backend="torch"))
+    models = tuple(load_translator(m, backend="torch") for m in (args.model, args.reverse_model))
     trial, test, cache = _read(args.hansards, "trial"), _read(args.hansards, "test"), {}
     rows = []
-    for scores, combine, links in itertools.product(SCORES, COMBINE, LINKS):
+    for scores, combine, links in itertools.product(args.scores.split(","), COMBINE, LINKS):
         setting = {"scores": scores, "combine": combine, "links": links}
         rows.append({**setting, "trial_aer": round(_aer(models, trial, setting, cache), 4)})
         print(json.dumps(rows[-1]), flush=True)
     best = min(rows, key=lambda r: r["trial_aer"])
     chosen = {k: best[k] for k in ("scores", "combine", "links")}
     report = {
+        "models": [args.model, args.reverse_model],
         "trial": rows,
         "chosen": best,
         "test_chosen": round(_aer(models, test, chosen, cache), 4),

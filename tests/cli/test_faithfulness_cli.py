@@ -134,3 +134,14 @@ def test_align_defaults_to_both_shipped_directions_and_says_when_it_cannot(trans
     assert (one["reverse_model"], one["method"], one["scores"]) == (None, "argmax", "attention")
     assert "has no shipped reverse model; one direction" in captured.err
     assert len(captured.err.strip().splitlines()) == 1
+    assert (
+        main(["align", "--model", "enfr-transformer", "--src", src, "--tgt", tgt, "--gold", gold, "--json"])
+        == 0
+    )
+    tf = json.loads(capsys.readouterr().out)  # a Transformer with the shipped RNN reverse: the same choice
+    assert (tf["reverse_model"], tf["symmetrize"], tf["method"], tf["scores"]) == (
+        "fren-rnn",
+        "mean",
+        "intersect",
+        "grad",
+    )
