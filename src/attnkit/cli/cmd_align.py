@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 # Shipped translators and their shipped reverse models: aligned in both directions by default, links from
 # Chefer et al.'s relevance (--scores grad), mean, intersect: the Hansards trial set's choice among the
 # scores x symmetrizations x links of scripts/align_defaults.py, for enfr-rnn (test AER 0.343 before ->
-# 0.212) and enfr-transformer with fren-rnn (the same choice won; trial 0.592 one direction -> 0.249).
+# 0.212) and enfr-transformer with fren-rnn (the same choice won; test 0.565 one direction -> 0.237).
 # English-German has no gold alignments here: its pair takes the English-French choice untested.
 REVERSE = {
     "enfr-rnn": "fren-rnn",
