@@ -121,6 +121,10 @@ def test_a_model_config_holds_its_own_options_only(tmp_path):
         ConfigError, match=r"model.transformer.d_model \(256\) must be a multiple of num_heads"
     ):
         load_config("tatoeba-transformer", ["model.transformer.num_heads=3"])
+    with pytest.raises(ConfigError, match=r"^model.rnn: expected a mapping, got \[1\]$"):
+        load_config("toy-copy", ["model.rnn=[1]"])
+    with pytest.raises(ConfigError, match=r"^training: expected a mapping, got 5$"):
+        load_config("toy-copy", ["training=5"])
     with pytest.raises(ConfigError, match=r"model.han.dropout must be in \[0, 1\), got 1.5"):
         load_config("reviews-han", ["model.han.dropout=1.5"])
 

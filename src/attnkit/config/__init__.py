@@ -3,7 +3,7 @@
 An unknown key anywhere is an error naming it (with the valid keys); ``--set a.b=v`` overrides a
 field with a value parsed as YAML and checked against the field's type.
 
-``schema`` holds the sections (each model's own options live beside the model), ``files`` reads and writes
+``schema`` holds the sections (each model's own options are in ``models.options``), ``files`` reads and writes
 them, ``checks`` validates them. Torch-free: a model's options class is imported when a config names it.
 """
 

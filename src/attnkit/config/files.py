@@ -64,7 +64,7 @@ def from_dict(cls: type[C], data: dict[str, Any], where: str = "") -> C:
     if cls is ModelConfig:
         return _model_from_dict(data, where)  # type: ignore[return-value]
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'config'}: expected a mapping, got {data!r}")
+        raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
     fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - fields)
@@ -104,8 +104,7 @@ def _model_from_dict(data: Any, where: str) -> ModelConfig:
 
 def to_dict(config: Any) -> dict[str, Any]:
     """A config as plain data, as checkpoints and exports store it. A model config keeps its own section
-    only (``ModelConfig.section``): the other sections are options its model never reads, and
-    ``from_dict`` fills them back with their defaults."""
+    only (``ModelConfig.section``), the layout ``from_dict`` reads back."""
     data = dataclasses.asdict(config)
     if isinstance(config, ModelConfig):
         return _own_section(config, data)

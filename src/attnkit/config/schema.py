@@ -37,8 +37,8 @@ class DataConfig:
 
 @dataclass
 class ModelConfig:
-    """A model's name and its own options: the dataclass its entry in ``names.MODEL_TABLE`` names, defined
-    beside the model (``models.rnn_seq2seq.RNNConfig``, ``models.transformer.TransformerConfig``, ...).
+    """A model's name and its own options: the dataclass its entry in ``names.MODEL_TABLE`` names, in the
+    torch-free ``models.options`` (``RNNConfig``, ``TransformerConfig``, ...).
     YAML and stored configs keep the options under the model's section (``model: {name: rnn, rnn: {...}}``),
     and ``config.model.rnn`` reads them by that name too; another model's section is an error."""
 
