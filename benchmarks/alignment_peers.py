@@ -78,7 +78,7 @@ def eflomal_links(hansards: dict[str, tuple[list[str], list[str]]], limit: int |
 
 
 def attnkit_links(args: argparse.Namespace, sources: list[str], targets: list[str]) -> dict[str, list[Links]]:
-    forward = load_translator(args.model, backend="torch")
+    forward = load_translator(args.model, backend="torch", rerank=False)
     att = word_matrices(forward, sources, targets)
     rows = {
         "attention argmax": [align(m, "argmax") for m in att],
@@ -88,7 +88,9 @@ def attnkit_links(args: argparse.Namespace, sources: list[str], targets: list[st
         sal = word_matrices(forward, sources, targets, scores="saliency")
         rows["saliency intersect"] = [align(m, "intersect") for m in sal]
     if args.reverse_model:
-        back = word_matrices(load_translator(args.reverse_model, backend="torch"), targets, sources)
+        back = word_matrices(
+            load_translator(args.reverse_model, backend="torch", rerank=False), targets, sources
+        )
         for how in ("intersection", "grow-diag", "grow-diag-final", "mean"):
             for method in ("argmax", "intersect") if how == "mean" else ("argmax",):
                 rows[f"both directions, {how} ({method})"] = [

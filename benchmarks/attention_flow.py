@@ -28,7 +28,7 @@ def encoder_levels(model_name: str, tokens: int) -> list[np.ndarray]:
     from attnkit.datasets import parallel_split
     from attnkit.evaluation.attention_maps import residual_mix
 
-    translator = load_translator(model_name, backend="torch")
+    translator = load_translator(model_name, backend="torch", rerank=False)
     with gzip.open(parallel_split("tatoeba-eng-fra", "dev")[0], "rt", encoding="utf-8") as handle:
         ids: list[int] = []
         for line in handle:

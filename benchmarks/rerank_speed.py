@@ -38,7 +38,7 @@ def main() -> None:
         sentences = [line.strip() for _, line in zip(range(args.n), handle)]
     for name in args.models.split(","):
         int8 = runtime_int8(name)  # the runtime's variant (the shipped Transformers export int8 only)
-        alone = latency(load_translator(name, int8=int8), sentences)
+        alone = latency(load_translator(name, int8=int8, rerank=False), sentences)
         reranked = latency(load_translator(name, int8=int8, rerank=args.channel), sentences)
         print(
             f"{name}{' (int8)' if int8 else ''}: beam 5 {alone:.1f} ms, "

@@ -77,8 +77,8 @@ def whole_process(args: list[str], runs: int = 5) -> tuple[float, float]:
 
 def translators(model: str, folder: Path) -> dict[str, Any]:
     return {
-        "torch fp32": load_translator(model, backend="torch"),
-        "torch int8": load_translator(model, int8=True, backend="torch"),
+        "torch fp32": load_translator(model, backend="torch", rerank=False),
+        "torch int8": load_translator(model, int8=True, backend="torch", rerank=False),
         "onnx fp32": load_translator(str(folder), backend="onnx"),
         "onnx int8": load_translator(str(folder), int8=True, backend="onnx"),
     }

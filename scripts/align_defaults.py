@@ -62,7 +62,9 @@ def main() -> None:
     args = parser.parse_args()
     from attnkit.api import load_translator
 
-    models = tuple(load_translator(m, backend="torch") for m in (args.model, args.reverse_model))
+    models = tuple(
+        load_translator(m, backend="torch", rerank=False) for m in (args.model, args.reverse_model)
+    )
     trial, test, cache = _read(args.hansards, "trial"), _read(args.hansards, "test"), {}
     rows = []
     for scores, combine, links in itertools.product(args.scores.split(","), COMBINE, LINKS):

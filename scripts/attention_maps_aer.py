@@ -63,7 +63,7 @@ def main() -> None:
     from attnkit.evaluation.aligner import aer_interval
     from attnkit.names import ATTENTION_MAPS
 
-    translator = load_translator(args.model, backend="torch")
+    translator = load_translator(args.model, backend="torch", rerank=False)
     layers, heads = translator.attention_layers, translator.attention_heads
     methods = args.methods.split(",") if args.methods else list(ATTENTION_MAPS)
     if not layers:

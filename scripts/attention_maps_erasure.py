@@ -32,7 +32,7 @@ def main() -> None:
     from attnkit.evaluation.translator_maps import translator_maps
     from attnkit.names import ATTENTION_MAPS
 
-    translator = load_translator(args.model, backend="torch")
+    translator = load_translator(args.model, backend="torch", rerank=False)
     with gzip.open(parallel_split("tatoeba-eng-fra", "dev")[0], "rt", encoding="utf-8") as handle:
         sources = [line.strip() for _, line in zip(range(args.limit), handle)]
     targets = [r.translation for r in translator.translate(sources, beam=5)]

@@ -69,7 +69,10 @@ def main() -> None:
     from attnkit.evaluation.metrics import corpus_scores
 
     int8 = runtime_int8(args.model)  # the runtime's variant: what the default would run
-    forward, channel = load_translator(args.model, int8=int8), load_translator(args.channel)
+    forward, channel = (
+        load_translator(args.model, int8=int8, rerank=False),
+        load_translator(args.channel, rerank=False),
+    )
     report: dict[str, Any] = {"model": args.model, "int8": int8, "channel": args.channel, "beam": args.beam}
     report["dev"] = []
     dev_src, dev_ref = _read("dev", args.pair)

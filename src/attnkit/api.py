@@ -84,6 +84,14 @@ def _hugging_face(path_or_name: str | Path | None, backend: str, int8: bool) -> 
     return True
 
 
+def _task_of(path_or_name: str | Path | None, task: str) -> str:
+    """The task of a shipped name (its record), else ``task`` (a path says its own task when loaded)."""
+    from .pretrained import record
+
+    found = record(str(path_or_name)) if path_or_name is not None else None
+    return found.task if found is not None else task if path_or_name is None else ""
+
+
 def load(
     path_or_name: str | Path | None = None,
     task: str = "translation",
@@ -92,11 +100,14 @@ def load(
 ) -> Any:
     """Load a checkpoint, an export folder, a shipped model by name or a Hugging Face model folder; it says
     whether it translates, classifies or captions. ``int8``: int8 weights (torch dynamic quantization, or the
-    export's int8 graphs)."""
+    export's int8 graphs). A shipped translator (and the default, ``attnkit.load()``) loads as the CLI runs
+    it: on its runtime, reranking with its channel model where its record names one."""
     if _hugging_face(path_or_name, backend, int8):
         from .hf import hf_task, load_hf
 
         return load_hf(str(path_or_name), hf_task(str(path_or_name)))
+    if _task_of(path_or_name, task) == "translation":
+        return load_translator(path_or_name, int8=int8, backend=backend)  # what the CLI runs
     folder = _export(path_or_name, task, backend, int8, "cpu")
     if folder is not None:
         from .runtime import load_export
@@ -131,31 +142,87 @@ def load_translator(
     """``device``: cpu, cuda, cuda:N or auto (CUDA when present); ``backend``: auto, onnx or torch.
     ``path_or_name`` may also be a Hugging Face encoder-decoder folder or Hub id (``attnkit.hf``).
     ``rerank``: True reranks every n-best list with the shipped channel model and weights of a shipped
-    translator (``rerank.SHIPPED``); a name or path: that target -> source model as the channel, with
-    ``channel_weight`` and ``length_weight`` (``rerank.NoisyChannel``); None (default): as the default
-    configuration does when no model is named (``pretrained.DEFAULT_RERANK``), else no reranking.
+    translator (its ``pretrained.records`` entry); a name or path: that target -> source model as the
+    channel, with ``channel_weight`` and ``length_weight`` (``rerank.NoisyChannel``); None (default): as
+    the record says (every shipped translator with a channel model reranks), else no reranking.
     A shipped model whose export is int8 only runs that export on the CPU (``auto``)."""
-    from .pretrained import DEFAULT_RERANK
+    from .pretrained import DEFAULTS, record
 
+    name = str(path_or_name) if path_or_name is not None else DEFAULTS["translation"]
+    shipped_record = record(name)
     if rerank is None:
-        rerank = DEFAULT_RERANK and path_or_name is None
+        rerank = shipped_record is not None and shipped_record.channel is not None
     translator = _load_translator(path_or_name, int8, device, backend)
-    if rerank is not False and type(translator).__module__.startswith("attnkit.hf"):
+    if rerank is False:
+        return translator
+    if not getattr(translator, "can_rerank", False):
         raise UsageError(
-            "reranking applies to attnkit's translators: a Hugging Face model's beam follows generate()'s "
-            "length penalty, so its n-best scores are not log-probabilities"
+            f"{name}: reranking applies to attnkit's translators: a Hugging Face model's beam follows "
+            "generate()'s length penalty, so its n-best scores are not log-probabilities"
         )
-    if rerank is not False:
-        from .pretrained import DEFAULTS
-        from .rerank import NoisyChannel, shipped_channel
+    from .rerank import NoisyChannel
 
-        if rerank is True:
-            name = str(path_or_name) if path_or_name is not None else DEFAULTS["translation"]
-            translator.reranker = shipped_channel(name, lambda n: _load_translator(n, int8, device, backend))
-        else:
-            channel = _load_translator(rerank, int8, device, backend)
-            translator.reranker = NoisyChannel(channel, channel_weight, length_weight)
+    if rerank is True:
+        from .pretrained import channel_of
+
+        shipped_channel = channel_of(name)
+        rerank, channel_weight, length_weight = (
+            shipped_channel.model,
+            shipped_channel.channel_weight,
+            shipped_channel.length_weight,
+        )
+    channel = _load_translator(rerank, int8 and _has_int8(rerank), device, backend)
+    check_channel(translator, channel, name, str(rerank))
+    translator.reranker = NoisyChannel(channel, channel_weight, length_weight)
     return translator
+
+
+def _has_int8(path_or_name: str | Path) -> bool:
+    """Whether a model has int8 ONNX graphs (a channel model runs them with ``--int8``, else fp32 on the
+    runtime rather than torch's dynamic int8)."""
+    folder = find_export(path_or_name, "translation")
+    if folder is None:
+        return not _shipped_name(path_or_name, "translation")  # a checkpoint path: torch's int8
+    from .runtime import read_manifest
+
+    return "int8" in read_manifest(folder, verify=False).graphs
+
+
+def language_pair(translator: Any) -> tuple[str, str] | None:
+    """(source, target) languages of a translator trained on a shipped dataset; None when unknown."""
+    from .datasets import PARALLEL
+
+    config = getattr(translator, "config", None)
+    if config is not None and hasattr(config, "data"):
+        data = vars(config.data)
+    elif hasattr(translator, "manifest"):  # an ONNX export keeps its recipe in the manifest
+        data = translator.manifest.meta.get("config", {}).get("data", {})
+    else:
+        return None
+    entry = None if data.get("train") else PARALLEL.get(str(data.get("dataset")))
+    return (entry[1], entry[2]) if entry else None
+
+
+def check_channel(
+    translator: Any, channel: Any, name: str, channel_name: str, role: str = "channel model"
+) -> None:
+    """A channel (or reverse) model must translate target -> source: one line naming both directions."""
+    if not hasattr(channel, "log_probs"):
+        raise UsageError(
+            f"{channel_name} cannot be the {role}: it is a {describe(channel)}, not a translator "
+            "(it scores no target -> source pairs)"
+        )
+    ahead, back = language_pair(translator), language_pair(channel)
+    if ahead and back and back != (ahead[1], ahead[0]):
+        raise UsageError(
+            f"{channel_name} translates {back[0]}->{back[1]}; {name} translates {ahead[0]}->{ahead[1]}, so "
+            f"the {role} must translate {ahead[1]}->{ahead[0]}"
+        )
+
+
+def describe(model: Any) -> str:
+    """What a loaded model is, in words, for messages ("RNN translator", "causal language model", ...)."""
+    return str(getattr(model, "description", type(model).__name__))
 
 
 def _load_translator(path_or_name: str | Path | None, int8: bool, device: str, backend: str) -> Any:

@@ -20,6 +20,8 @@ __all__ = ["Caption", "Captioner"]
 class Captioner(CaptionerBase):
     """A ``captioner`` or ``hard_captioner`` checkpoint (``models.captioner``)."""
 
+    backend = "torch"
+
     def __init__(self, model: nn.Module, words: list[str], config: ExperimentConfig, path: str = "") -> None:
         assert isinstance(model, CaptionerModel)
         self.model, self.words, self.config, self.path = model.eval(), words, config, path

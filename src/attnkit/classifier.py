@@ -24,6 +24,8 @@ __all__ = ["Classification", "Classifier"]
 class Classifier(ClassifierBase):
     """A HAN checkpoint on torch; batching, prior correction and results are ``ClassifierBase``'s."""
 
+    backend = "torch"
+
     def __init__(
         self,
         model: nn.Module,

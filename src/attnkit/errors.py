@@ -54,3 +54,8 @@ def shorten(value: Any, limit: int = 60) -> str:
 
 class NotFoundError(AttnkitError, FileNotFoundError):
     """A model, file or folder the user named that does not exist; the message says what is valid."""
+
+
+class InvariantError(RuntimeError):
+    """A result that breaks its type's invariants (``attnkit.invariants``): a bug in attnkit, never the
+    user's mistake, so it is not an ``AttnkitError`` and keeps its traceback (exit 1, a logged 500)."""

@@ -6,13 +6,15 @@ log p(y | x) is the translator's own log-probability (the beam's length-normaliz
 penalty: exact, no second pass; a candidate cut at the length limit counts its forced </s> as 0, as the
 search does), log p(x | y) the reverse ("channel") model's under teacher forcing, |y|
 the candidate's target tokens with </s>. The best candidate becomes the translation (with its own
-attention and model score); every candidate keeps both scores (``Translation.rerank``). The shipped
-pairs and their weights, chosen on the dev split, are in ``SHIPPED`` (docs/experiments/defaults.md).
+attention, ids and model score); every candidate keeps both scores (``Translation.rerank``). The shipped
+pairs and their weights, chosen on the dev split, are in the shipped models' records
+(``pretrained.records``, docs/experiments/defaults.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -22,23 +24,16 @@ import numpy as np
 from .errors import UsageError
 from .search import length_penalty
 
-# forward model -> (channel model, channel weight, length weight), chosen on dev (scripts/rerank_weights.py)
-# dev BLEU: enfr-rnn 47.62 -> 48.22, enfr-transformer (int8) 50.40 -> 50.73, ende-transformer (int8)
-# 42.36 -> 42.76 (docs/experiments/defaults.md)
-SHIPPED: dict[str, tuple[str, float, float]] = {
-    "enfr-rnn": ("fren-rnn", 0.1, 0.25),
-    "enfr-transformer": ("fren-rnn", 0.2, 0.0),
-    "ende-transformer": ("deen-rnn", 0.4, 0.25),
-}
-
 
 class Candidate(NamedTuple):
-    """One n-best entry: its text, total log p(y|x), attention (T, S) and target pieces with </s>."""
+    """One n-best entry: its text, total log p(y|x), attention (T, S), target pieces with </s> and target
+    ids without it (empty where the result carries none)."""
 
     text: str
     forward: float
     attention: np.ndarray
     pieces: list[str]
+    ids: list[int]
 
 
 @dataclass
@@ -50,19 +45,31 @@ class NoisyChannel:
     length_weight: float
     alpha: float = 1.0  # the forward beam's length-penalty exponent (its scores are divided by it)
 
+    def __post_init__(self) -> None:
+        for field_name in ("channel_weight", "length_weight"):
+            value = getattr(self, field_name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                option = "--" + field_name.replace("_", "-")
+                raise UsageError(f"{option}: expected a finite number, got {value}")
+
     def candidates(self, result: Any) -> list[Candidate]:
         """The best translation and each alternative, with its total forward log-probability."""
-        rows = [(result.translation, result.score, result.attention, result.target_tokens)]
+        n = len(result.alternatives)
+        alt_ids = result.alternative_ids or [[] for _ in range(n)]
+        rows = [(result.translation, result.score, result.attention, result.target_tokens, result.target_ids)]
         rows += zip(
             result.alternatives,
             result.alternative_scores,
             result.alternative_attention,
             result.alternative_tokens,
+            alt_ids,
         )
         # pieces include </s>: the beam divided log p by the length penalty of t + 1 = len(pieces)
         return [
-            Candidate(text, float(score) * length_penalty(max(len(pieces), 1), self.alpha), attention, pieces)
-            for text, score, attention, pieces in rows
+            Candidate(
+                text, float(score) * length_penalty(max(len(pieces), 1), self.alpha), attention, pieces, ids
+            )
+            for text, score, attention, pieces, ids in rows
         ]
 
     def rerank(self, results: Sequence[Any]) -> list[Any]:
@@ -107,22 +114,11 @@ class NoisyChannel:
             target_tokens=cands[best].pieces,
             attention=np.asarray(cands[best].attention, dtype=np.float32),
             score=float(scores[best]),
-            target_ids=result.target_ids if best == 0 else [],
+            target_ids=list(cands[best].ids),
             alternatives=[cands[k].text for k in rest],
             alternative_scores=[float(scores[k]) for k in rest],
             alternative_tokens=[cands[k].pieces for k in rest],
             alternative_attention=[np.asarray(cands[k].attention, dtype=np.float32) for k in rest],
+            alternative_ids=[list(cands[k].ids) for k in rest] if result.alternative_ids else [],
             rerank=rerank,
         )
-
-
-def shipped_channel(name: str, load: Any) -> NoisyChannel:
-    """The shipped channel model and weights of the shipped translator ``name`` (``load``: a function
-    name -> translator); a UsageError naming the models that have one."""
-    if name not in SHIPPED:
-        have = ", ".join(sorted(SHIPPED)) or "none yet"
-        raise UsageError(
-            f"--rerank: {name} has no shipped channel model (shipped pairs: {have}); give --channel-model"
-        )
-    channel, channel_weight, length_weight = SHIPPED[name]
-    return NoisyChannel(load(channel), channel_weight, length_weight)

@@ -20,6 +20,7 @@ from .data.arrays import MAX_SOURCE_TOKENS, source_arrays
 from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
 from .data.parallel import normalize
 from .errors import DataError, UsageError
+from .invariants import check_classification, check_translation
 from .log import progress
 from .vocab import EOS, PAD
 
@@ -50,6 +51,11 @@ class Translation:
     attention_map: str = "attention"
     # noisy-channel reranking (``rerank``): weights and each candidate's forward, channel, combined scores
     rerank: dict[str, Any] | None = None
+    # each alternative's target ids (without </s>), so a reranked alternative keeps its exact ids
+    alternative_ids: list[list[int]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        check_translation(self)
 
     def to_json(self, alternatives: bool = True) -> dict[str, Any]:
         """JSON-ready; ``alternatives``: with the n-best's pieces and attention (when there are any)."""
@@ -145,6 +151,21 @@ class TranslatorBase:
     eos_id: int = EOS
     pad_id: int = PAD
     eos_piece: str = "</s>"
+
+    backend: str = ""  # torch, onnx or hf: the column of ``tasks.TABLE`` this class is in
+    can_rerank: bool = True  # n-best scores are log-probabilities (noisy-channel reranking applies)
+
+    @property
+    def kind(self) -> str:
+        """The row of ``tasks.PROVIDES`` this translator is (what it provides: layers, values, ...)."""
+        raise NotImplementedError
+
+    @property
+    def description(self) -> str:
+        """What the model is, in words, for messages ("attnkit RNN translator (torch)", ...)."""
+        from .tasks import DESCRIPTION
+
+        return DESCRIPTION[self.kind]
 
     def _stepper(self) -> search.Stepper:
         raise NotImplementedError
@@ -327,13 +348,13 @@ class TranslatorBase:
             target_ids=list(best.tokens),
             alternative_tokens=[self.target_tokenizer.pieces(h.tokens) + [self.eos_piece] for h in nbest[1:]],
             alternative_attention=[np.asarray(h.attention, dtype=np.float32) for h in nbest[1:]],
+            alternative_ids=[list(h.tokens) for h in nbest[1:]],
         )
 
     def result_ids(self, result: Translation) -> tuple[list[int], list[int]]:
         """The ids a translation was decoded from and to (re-encoded from its text if it has none)."""
-        if result.source_ids or result.target_ids:
-            return result.source_ids, result.target_ids
-        return self._encode(normalize(result.source)), self.target_tokenizer.encode(result.translation)
+        src = result.source_ids or self._encode(normalize(result.source))
+        return src, result.target_ids or self.target_tokenizer.encode(result.translation)
 
     def pair_maps(
         self, src_ids: Sequence[int], tgt_ids: Sequence[int], maps: np.ndarray
@@ -368,6 +389,7 @@ def _cut(result: Translation, n_best: int) -> Translation:
         alternative_scores=result.alternative_scores[:keep],
         alternative_tokens=result.alternative_tokens[:keep],
         alternative_attention=result.alternative_attention[:keep],
+        alternative_ids=result.alternative_ids[:keep],
     )
 
 
@@ -400,6 +422,9 @@ class Classification:
     word_weights: list[list[float]]
     # words the model did not read (after the 60th word of a sentence or the 30th sentence): weight 0
     unread_words: int = 0
+
+    def __post_init__(self) -> None:
+        check_classification(self)
 
     def to_json(self) -> dict[str, Any]:
         return {

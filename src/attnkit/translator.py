@@ -59,6 +59,12 @@ class Translator(TranslatorBase):
         model = restore(model, ckpt, int8).to(on)
         return cls(model, source, config, str(path), target_tokenizer=target)
 
+    backend = "torch"
+
+    @property
+    def kind(self) -> str:
+        return "transformer" if self.attention_layers else "rnn"
+
     @property
     def attention_layers(self) -> int:
         """Decoder layers with their own cross-attention (0 for an RNN: one map per step)."""

@@ -69,13 +69,16 @@ def test_heads_command_writes_json_and_refuses_an_rnn(tmp_path, transformer_ckpt
     assert len(json.loads(out.read_text())["heads"]) == 12 and (tmp_path / "heads.png").stat().st_size > 0
     capsys.readouterr()
     assert main(["heads", str(translator_ckpt), "--src", str(src), "--ref", str(ref)]) == 2
-    assert "heads applies to Transformer translators" in capsys.readouterr().err
+    assert "heads masks each head of an attnkit Transformer on torch" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["translate", "--attention-map", "rollout", "a cat"], "rollout does not apply to an RNN translator"),
+        (
+            ["translate", "--attention-map", "rollout", "a cat"],
+            "an attnkit RNN translator (torch): it has one attention layer",
+        ),
         (["translate", "--attention-map", "sharpest", "a cat"], "invalid choice: 'sharpest'"),
         (["translate", "--attention-map", "grad", "--backend", "onnx", "a cat"], "reads the torch model"),
         (["faithfulness", "--data", "x.jsonl", "--methods", "sharpest"], "unknown method 'sharpest'"),

@@ -98,14 +98,14 @@ def run(args: argparse.Namespace) -> int:
     if args.reverse_model:  # before minutes of fine-tuning
         from ..api import load_translator
 
-        check_directions(
-            *(load_translator(m, backend=_backend(args)) for m in (args.model, args.reverse_model))
-        )
+        forward, backward = (load_translator(m, backend=_backend(args), rerank=False) for m in _names(args))
+        check_aligners(args, forward, backward)
     import tempfile
 
     from ..training.adapt import adapt_translator
 
     args.reverse_name = args.reverse_model  # the report names the models given, not the temporary copies
+    args.model_name = args.model
     with tempfile.TemporaryDirectory(prefix="attnkit-adapt-") as tmp:
         args.model = str(
             adapt_translator(
@@ -121,30 +121,18 @@ def run(args: argparse.Namespace) -> int:
         return _align(args, sources, targets)
 
 
-# Shipped translators and their shipped reverse models: aligned in both directions by default, links from
-# Chefer et al.'s relevance (--scores grad), mean, intersect: the Hansards trial set's choice among the
-# scores x symmetrizations x links of scripts/align_defaults.py, for enfr-rnn (test AER 0.343 before ->
-# 0.212) and enfr-transformer with fren-rnn (the same choice won; test 0.565 one direction -> 0.237).
-# English-German has no gold alignments here: its pair takes the English-French choice untested.
-REVERSE = {
-    "enfr-rnn": "fren-rnn",
-    "fren-rnn": "enfr-rnn",
-    "enfr-transformer": "fren-rnn",
-    "ende-transformer": "deen-rnn",
-    "deen-rnn": "ende-transformer",
-}
-
-
 def _choose_defaults(args: argparse.Namespace) -> None:
     """--reverse-model, --method: the trial set's choices where a reverse model ships; one line on stderr
     when a model without one is aligned in one direction."""
     from ..log import log
-    from ..pretrained import DEFAULTS
+    from ..pretrained import DEFAULTS, record
 
     args.model = args.model or DEFAULTS["alignment"]  # the trial set's pair, not the default translator
+    found = record(args.model)
+    shipped_reverse = found.align.reverse if found and found.align else None
     if args.reverse_model is None and not args.search:
         name = args.model
-        args.reverse_model = REVERSE.get(str(name))
+        args.reverse_model = shipped_reverse
         if args.reverse_model is None:
             log.info(f"align: {name} has no shipped reverse model; one direction (--reverse-model adds one)")
     elif args.reverse_model == "none":
@@ -153,7 +141,7 @@ def _choose_defaults(args: argparse.Namespace) -> None:
         args.method = "intersect" if args.reverse_model and not args.search else "argmax"
     if args.scores is None:
         args.scores = "attention"
-        if args.reverse_model and REVERSE.get(str(args.model)) == args.reverse_model:
+        if args.reverse_model and shipped_reverse == args.reverse_model:
             args.scores = _default_scores(args)
 
 
@@ -177,15 +165,17 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
     from ..api import load_translator
     from ..evaluation.aligner import align_corpus
 
-    translator = load_translator(args.model, device=args.device, backend=_backend(args))
+    translator = load_translator(args.model, device=args.device, backend=_backend(args), rerank=False)
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
+    reverse = None
+    if args.reverse_model and not args.search:
+        reverse = load_translator(
+            args.reverse_model, device=args.device, backend=_backend(args), rerank=False
+        )
+    if not args.adapt:  # adapted copies were checked before their fine-tuning
+        check_aligners(args, translator, reverse)
     if args.search:
         return _search(args, translator, sources, targets)
-    reverse = None
-    if args.reverse_model:
-        reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
-        if not args.adapt:  # adapted copies were checked before their fine-tuning
-            check_directions(translator, reverse)
     report = align_corpus(translator, sources, targets, reverse=reverse, heads=heads, **_settings(args))
     if args.gold is None:
         print("\n".join(report.pharaoh()))
@@ -228,27 +218,38 @@ def _backend(args: argparse.Namespace) -> str:
     return str(args.backend)
 
 
-def language_pair(translator: Any) -> tuple[str, str] | None:
-    """(source, target) languages of a translator trained on a shipped dataset; None when unknown."""
-    from ..datasets import PARALLEL
-
-    config = getattr(translator, "config", None)
-    if config is not None:
-        data = vars(config.data)
-    else:  # an ONNX export keeps its recipe in the manifest
-        data = translator.manifest.meta.get("config", {}).get("data", {})
-    entry = None if data.get("train") else PARALLEL.get(str(data.get("dataset")))
-    return (entry[1], entry[2]) if entry else None
+def _names(args: argparse.Namespace) -> tuple[str, str]:
+    """The models as the user named them (before --adapt's temporary copies), for messages."""
+    forward = str(getattr(args, "model_name", None) or args.model)
+    return forward, str(getattr(args, "reverse_name", None) or args.reverse_model)
 
 
-def check_directions(forward: Any, reverse: Any) -> None:
-    """--reverse-model must translate the other way (target -> source) when both directions are known."""
-    ahead, back = language_pair(forward), language_pair(reverse)
-    if ahead and back and back != (ahead[1], ahead[0]):
-        raise UsageError(
-            f"--reverse-model translates {back[0]}->{back[1]}, but --model translates "
-            f"{ahead[0]}->{ahead[1]}: the reverse model must translate {ahead[1]}->{ahead[0]}"
-        )
+def check_aligners(args: argparse.Namespace, forward: Any, reverse: Any) -> None:
+    """Each model is a translator that gives --scores (one line naming the model and its role), and the
+    reverse model translates the other way (target -> source) when both directions are known."""
+    from ..api import check_channel
+    from ..evaluation.map_kinds import check_method
+
+    names = _names(args)
+    for model, name in ((forward, names[0]), (reverse, f"{names[1]} (the reverse model)")):
+        if model is None:
+            continue
+        if not hasattr(model, "forced_attention"):
+            raise UsageError(
+                f"align reads a translator's attention under forced decoding; {name} is a "
+                f"{getattr(model, 'description', type(model).__name__)}: give an encoder-decoder translator"
+            )
+        if args.scores in check_scores():
+            layer = args.layer if model is forward else None
+            check_method(args.scores, model.kind, layer if model.attention_layers else None, name=name)
+    if reverse is not None:
+        check_channel(forward, reverse, names[0], f"--reverse-model {names[1]}", "reverse model")
+
+
+def check_scores() -> tuple[str, ...]:
+    from ..names import ATTENTION_MAPS
+
+    return ATTENTION_MAPS
 
 
 def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
@@ -278,7 +279,9 @@ def _search(args: argparse.Namespace, translator: Any, sources: list[str], targe
         )
     backward = None
     if args.reverse_model:
-        reverse = load_translator(args.reverse_model, device=args.device, backend=_backend(args))
+        reverse = load_translator(
+            args.reverse_model, device=args.device, backend=_backend(args), rerank=False
+        )
         backward = corpus_matrices(reverse, targets, sources, scores=args.scores, shift=args.shift).forward
     rows = []
     for layer in range(n_layers):

@@ -117,7 +117,7 @@ def _classifier(args: argparse.Namespace) -> dict[str, Any]:
     docs, _ = read_documents(args.data, labels=classifier.labels)
     docs = docs[: args.limit]
     prob: Any
-    if type(classifier).__module__.startswith("attnkit.hf"):  # a Hugging Face classifier: pieces as units
+    if classifier.backend == "hf":  # a Hugging Face classifier: pieces as units
         from ..hf.faithfulness import HFProbability
 
         prob = HFProbability(classifier)
@@ -151,7 +151,7 @@ def _translator(args: argparse.Namespace) -> dict[str, Any]:
     lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
     sure, possible = read_naacl(args.gold, len(sources), lengths)
     n = args.limit or len(sources)
-    translator = load_translator(args.model, device=args.device, backend="torch")
+    translator = load_translator(args.model, device=args.device, backend="torch", rerank=False)
     report = alignment_faithfulness(
         translator, sources[:n], targets[:n], sure[:n], possible[:n], methods, args.samples, kinds
     )

@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
     if not sources:
         raise UsageError(f"{args.src} has no sentences")
     translator = load_translator(args.model or args.model_option, device=args.device, backend="torch")
-    check_model(translator)
+    from ..pretrained import DEFAULTS
+
+    check_model(translator, str(args.model or args.model_option or DEFAULTS["translation"]))
     report = head_report(translator, sources, references, args.beam, args.steps)
     from ..pretrained import DEFAULTS
 

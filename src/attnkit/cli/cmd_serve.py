@@ -40,8 +40,8 @@ def add_parser(sub: Any, name: str) -> None:
         "--rerank",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="rerank every translation's n-best list with its shipped reverse model (translators that "
-        "have one). Default: on when no --translator is given (the default configuration)",
+        help="rerank every translation's n-best list with its shipped channel model (the shipped "
+        "translators that have one: the default, as their records say); --no-rerank: never",
     )
     p.add_argument(
         "--max-wait-ms",
@@ -103,7 +103,7 @@ def _default_captioners() -> list[str]:
 def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
 
-    from ..pretrained import DEFAULT_RERANK, DEFAULTS
+    from ..pretrained import DEFAULTS
     from ..serve import ModelSet, create_app
 
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -114,7 +114,7 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
         args.backend,
         args.int8,
         captioners=args.captioner if args.captioner is not None else _default_captioners(),
-        rerank=args.rerank if args.rerank is not None else (DEFAULT_RERANK and not args.translator),
+        rerank=args.rerank,
     )
     hosts = [*(args.allow_host or []), args.host]
     app = create_app(

@@ -83,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if derived:
         from ..evaluation.map_kinds import check_method, model_kind
+        from ..pretrained import DEFAULTS
 
-        check_method(args.attention_map, model_kind(translator))
+        name = str(args.model or DEFAULTS["translation"])
+        check_method(args.attention_map, model_kind(translator), name=name)
     results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
     if derived:
         from ..evaluation.translator_maps import with_attention_map

@@ -39,14 +39,19 @@ def attention_modules(model: Any) -> dict[str, list[Any]]:
     }
 
 
-def check_model(translator: Any) -> Any:
-    model = getattr(translator, "model", None)
-    if model is None or not getattr(model, "attention_layers", 0):
-        kind = "an RNN translator" if model is not None else "this backend"
+def check_model(translator: Any, name: str = "this model") -> Any:
+    """The torch Transformer inside ``translator``; one line naming the model and what it is otherwise."""
+    if getattr(translator, "kind", "") != "transformer":
+        description = getattr(translator, "description", type(translator).__name__)
+        hint = {
+            "rnn": "an RNN has one attention, no heads",
+            "hf": "run heads on the attnkit checkpoint it was exported from",
+            "causal": "attnkit inspect reads a causal LM's heads",
+        }.get(str(getattr(translator, "kind", "")), "load the checkpoint with --backend torch")
         raise UsageError(
-            f"heads applies to Transformer translators (torch backend); {kind} has no attention heads"
+            f"heads masks each head of an attnkit Transformer on torch; {name} is an {description} ({hint})"
         )
-    return model
+    return translator.model
 
 
 def all_heads(model: Any) -> list[Head]:

@@ -42,7 +42,7 @@ def translator_maps(
     batch_size: int = 16,
 ) -> list[tuple[list[str], list[str], np.ndarray]]:
     """Per pair (source pieces + </s>, target pieces + </s>, map (T, S)) by ``method``."""
-    check_method(method, model_kind(translator), layer, heads)
+    check_method(method, model_kind(translator), layer, heads, name=translator.path or "this model")
     layers, n_heads = translator.attention_layers, translator.attention_heads
     if layer is not None and not -layers <= layer < max(layers, 1):
         raise UsageError(f"layer {layer} out of range: the model has {layers} decoder layers")
@@ -135,7 +135,9 @@ def with_attention_map(translator: Any, results: Sequence[Any], method: str) -> 
             out.append(result)
             continue
         src_ids, tgt_ids = translator.result_ids(result)
-        alt_ids = [translator.target_tokenizer.encode(a) for a in result.alternatives]
+        alt_ids = result.alternative_ids or [
+            translator.target_tokenizer.encode(a) for a in result.alternatives
+        ]
         maps = id_maps(translator, [src_ids] * (1 + len(alt_ids)), [tgt_ids, *alt_ids], method)
         out.append(
             dataclasses.replace(

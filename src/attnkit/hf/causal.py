@@ -18,12 +18,27 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..invariants import check_translation
 from ..results import Translation, check_unicode
 from . import load_model
 
 
+class Continuation(Translation):
+    """A causal LM's continuation of a prompt: ``source_tokens`` are every piece a generated token can look
+    at (prompt, then continuation), ``target_tokens`` the continuation's pieces, ``target_ids`` their ids
+    (an end-of-text token included when one was generated: there is no separate end piece)."""
+
+    def __post_init__(self) -> None:
+        check_translation(self, ids_with_end=True)
+
+
 class HFCausalLM:
     """A Hugging Face causal language model and its tokenizer, from a folder (or Hub id)."""
+
+    backend = "hf"
+    kind = "causal"
+    can_rerank = False
+    description = "Hugging Face causal language model"
 
     def __init__(self, model: Any, tokenizer: Any, path: str = "", max_new_tokens: int = 40) -> None:
         self.model, self.tokenizer, self.path = model.eval(), tokenizer, path
@@ -101,7 +116,7 @@ class HFCausalLM:
         steps = maps[self.default_layer].mean(0)[len(prompt_ids) - 1 : len(everything) - 1]  # (T, N)
         pieces = self.tokenizer.convert_ids_to_tokens(everything)
         text = lambda ids: str(self.tokenizer.decode(ids, skip_special_tokens=True)).strip()  # noqa: E731
-        return Translation(
+        return Continuation(
             source=prompt,
             translation=text(best),
             source_tokens=list(pieces),

@@ -27,6 +27,8 @@ from . import load_model
 class HFClassifier(ClassifierBase):
     """A Hugging Face sequence classifier and its tokenizer, from a folder (or Hub id)."""
 
+    backend = "hf"
+
     def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
         self.model, self.tokenizer, self.path = model.eval(), tokenizer, path
         config = model.config

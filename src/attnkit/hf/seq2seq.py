@@ -141,6 +141,10 @@ def differences(generation: Any) -> list[str]:
 class HFTranslator(TranslatorBase):
     """A Hugging Face encoder-decoder model and its tokenizer, loaded from a folder (or Hub id)."""
 
+    backend = "hf"
+    kind = "hf"  # type: ignore[assignment]
+    can_rerank = False  # generate()'s length penalty: n-best scores are not log-probabilities
+
     def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
         self.model, self.hf_tokenizer, self.path = model.eval(), tokenizer, path
         self.tokenizer, self.target_tokenizer = HFTokens(tokenizer), HFTokens(tokenizer, target=True)

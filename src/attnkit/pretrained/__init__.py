@@ -7,18 +7,14 @@ from pathlib import Path
 
 from .. import store
 from ..errors import NotFoundError, UsageError
+from .records import DEFAULTS, RECORDS, Record, channel_of, record
 
 ROOT = Path(__file__).resolve().parent
 # The default translator is the best dev configuration within 30 ms of beam-5 single-sentence latency on 2
 # cores with the runtime, reranking included (docs/experiments/defaults.md); the default aligner is the pair
-# the Hansards trial set chose (enfr-rnn with its shipped reverse fren-rnn, `attnkit align`).
-DEFAULTS = {  # by task (``attnkit.names.TASKS``, and alignment)
-    "translation": "enfr-transformer",
-    "alignment": "enfr-rnn",
-    "classification": "reviews-han",
-    "captioning": "digits-captioner",
-}
-DEFAULT_RERANK = True  # the default translator reranks its n-best list with its shipped channel model
+# the Hansards trial set chose. Both, and every shipped model's partners, are in ``records``.
+
+__all__ = ["DEFAULTS", "RECORDS", "Record", "channel_of", "find_export", "record", "resolve", "shipped"]
 
 
 def shipped() -> dict[str, Path]:

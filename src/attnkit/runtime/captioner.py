@@ -48,6 +48,8 @@ class _Stepper:
 
 
 class OnnxCaptioner(CaptionerBase):
+    backend = "onnx"
+
     def __init__(self, manifest: Manifest, variant: str = "fp32") -> None:
         if manifest.task != "captioning":
             raise ExportError(f"{manifest.root}: a {manifest.task} export, not a captioner")

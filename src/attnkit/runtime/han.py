@@ -30,6 +30,8 @@ class OnnxClassifier(ClassifierBase):
 
     ``prior_correction``: tau in [0, 1] (None = the model's own setting); see ``training.prior``."""
 
+    backend = "onnx"
+
     def __init__(
         self,
         manifest: Manifest,

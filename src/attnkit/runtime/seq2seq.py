@@ -136,6 +136,12 @@ class OnnxTranslator(TranslatorBase):
     def attention_layers(self) -> int:
         return int(self.manifest.meta.get("attention_layers", 0))
 
+    backend = "onnx"
+
+    @property
+    def kind(self) -> str:
+        return "onnx-transformer" if self.attention_layers else "onnx-rnn"
+
     @property
     def attention_heads(self) -> int:
         return int(self.manifest.meta.get("attention_heads", 1))

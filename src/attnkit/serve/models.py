@@ -38,9 +38,9 @@ def _name(spec: str) -> str:
 
 def _backend(model: Any) -> str:
     """ "onnx", "onnx int8" (an export's int8 graphs), "hugging face" or "torch"."""
-    if type(model).__module__.startswith("attnkit.hf"):
+    if model.backend == "hf":
         return "hugging face"
-    if not type(model).__module__.startswith("attnkit.runtime"):
+    if model.backend == "torch":
         return "torch"
     return "onnx int8" if getattr(model, "variant", "") == "int8" else "onnx"
 
@@ -55,11 +55,12 @@ class ModelSet:
         backend: str = "auto",
         int8: bool = False,
         captioners: list[str] | None = None,
-        rerank: bool = False,
+        rerank: bool | None = None,
     ) -> None:
         """``int8``: the translators' int8 weights (the shipped Transformers' exports are int8 only);
-        ``rerank``: noisy-channel reranking for the translators that ship a channel model."""
-        from ..rerank import SHIPPED
+        ``rerank``: noisy-channel reranking for the translators that ship a channel model (None: as each
+        shipped model's record says; False: none)."""
+        from ..pretrained import record
 
         self.translators: dict[str, Loaded] = {}
         self.classifiers: dict[str, Loaded] = {}
@@ -70,7 +71,11 @@ class ModelSet:
             model = load_captioner(spec, backend=backend)
             self.captioners[_name(spec)] = Loaded(_name(spec), model, _backend(model))
         for spec in translators:
-            model = load_translator(spec, backend=backend, int8=int8, rerank=rerank and spec in SHIPPED)
+            found = record(spec)
+            has_channel = found is not None and found.channel is not None
+            model = load_translator(
+                spec, backend=backend, int8=int8, rerank=has_channel and rerank is not False
+            )
             self.translators[_name(spec)] = Loaded(_name(spec), model, _backend(model))
             self.specs[_name(spec)] = spec
         for spec in classifiers:
@@ -81,22 +86,22 @@ class ModelSet:
         """The translator ``name`` on a backend that attention-map methods read (torch or Hugging Face):
         itself when it is one, else its checkpoint loaded once with torch (on first use)."""
         model = self.translators[name].model
-        if model_kind(model) != "onnx":
+        if model.backend != "onnx":
             return model
         if name not in self.twins:
-            self.twins[name] = load_translator(self.specs[name], backend="torch")
+            self.twins[name] = load_translator(self.specs[name], backend="torch", rerank=False)
         return self.twins[name]
 
     def attention_maps(self, name: str) -> list[str]:
         """The attention maps that apply to translator ``name`` (no torch imported)."""
         model = self.translators[name].model
         kind = model_kind(model)
-        if kind == "onnx":  # the maps its torch checkpoint would give (a causal LM: attention only)
+        if model.backend == "onnx":  # the maps its torch checkpoint would give
             spec = self.specs.get(name, "")
             has_checkpoint = spec in shipped() or Path(spec).suffix == ".pt"
-            if not hasattr(model, "log_probs") or not has_checkpoint:  # an export folder: no torch twin
+            if not has_checkpoint:  # an export folder: no torch twin
                 return ["attention"]
-            kind = "transformer" if getattr(model, "attention_layers", 0) else "rnn"
+            kind = kind.removeprefix("onnx-")
         return [m for m in ATTENTION_MAPS if applies(m, kind)]
 
     @staticmethod
