@@ -209,7 +209,7 @@ def check_channel(
     """A channel (or reverse) model must translate target -> source: one line naming both directions."""
     if not hasattr(channel, "log_probs"):
         raise UsageError(
-            f"{channel_name} cannot be the {role}: it is a {describe(channel)}, not a translator "
+            f"{channel_name} cannot be the {role}: it is {describe(channel)}, not a translator "
             "(it scores no target -> source pairs)"
         )
     ahead, back = language_pair(translator), language_pair(channel)
@@ -221,8 +221,10 @@ def check_channel(
 
 
 def describe(model: Any) -> str:
-    """What a loaded model is, in words, for messages ("RNN translator", "causal language model", ...)."""
-    return str(getattr(model, "description", type(model).__name__))
+    """What a loaded model is, with its article, for messages ("a Hugging Face causal language model")."""
+    from .tasks import with_article
+
+    return with_article(str(getattr(model, "description", type(model).__name__)))
 
 
 def _load_translator(path_or_name: str | Path | None, int8: bool, device: str, backend: str) -> Any:

@@ -108,6 +108,11 @@ WHY = {
 }
 
 
+def with_article(text: str) -> str:
+    """ "an attnkit RNN translator", "a Hugging Face encoder-decoder"."""
+    return f"{'an' if text[:1].lower() in 'aeiou' else 'a'} {text}"
+
+
 def missing(need: str, kind: str) -> list[str]:
     """What ``kind`` lacks of what ``need`` (a map or view) needs; empty when it applies."""
     return sorted(NEEDS[need] - PROVIDES[kind])
@@ -124,7 +129,7 @@ def refusal(need: str, kind: str, name: str) -> str:
     valid = ", ".join(m for m in MAPS if applies(m, kind))
     hint = " (load it with --backend torch)" if kind.startswith("onnx") and "gradients" in lacks else ""
     return (
-        f"{need} does not apply to {name}, an {DESCRIPTION[kind]}: {WHY[lacks[0]]}{hint}; "
+        f"{need} does not apply to {name}, {with_article(DESCRIPTION[kind])}: {WHY[lacks[0]]}{hint}; "
         f"maps that apply to it: {valid}"
     )
 

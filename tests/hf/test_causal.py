@@ -56,3 +56,32 @@ def test_cli_continues_a_prompt_with_attention(gpt2_dir, capsys):
     row = json.loads(capsys.readouterr().out.splitlines()[0])
     assert row["translation"] and len(row["attention"]) == len(row["target_tokens"])
     assert row["source_tokens"][-len(row["target_tokens"]) :] == row["target_tokens"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["align", "--model", "{lm}", "--reverse-model", "none"],
+        ["align", "--model", "enfr-rnn", "--reverse-model", "{lm}"],
+    ],
+)
+def test_a_causal_lm_given_to_align_is_one_line_naming_what_it_is(gpt2_dir, tmp_path, capsys, argv):
+    (tmp_path / "s.en").write_text("the cat sits\n")
+    (tmp_path / "s.fr").write_text("le chat\n")
+    argv = [a.format(lm=gpt2_dir) for a in argv] + [
+        "--src",
+        str(tmp_path / "s.en"),
+        "--tgt",
+        str(tmp_path / "s.fr"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a Hugging Face causal language model" in err[0]
+
+
+def test_a_causal_lm_as_channel_model_is_one_line(gpt2_dir, capsys):
+    assert main(["translate", "--model", "enfr-rnn", "--channel-model", str(gpt2_dir), "I love you."]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(err) == 1 and "cannot be the channel model: it is a Hugging Face causal language model" in err[0]
+    )

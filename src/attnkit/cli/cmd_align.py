@@ -227,7 +227,7 @@ def _names(args: argparse.Namespace) -> tuple[str, str]:
 def check_aligners(args: argparse.Namespace, forward: Any, reverse: Any) -> None:
     """Each model is a translator that gives --scores (one line naming the model and its role), and the
     reverse model translates the other way (target -> source) when both directions are known."""
-    from ..api import check_channel
+    from ..api import check_channel, describe
     from ..evaluation.map_kinds import check_method
 
     names = _names(args)
@@ -236,8 +236,8 @@ def check_aligners(args: argparse.Namespace, forward: Any, reverse: Any) -> None
             continue
         if not hasattr(model, "forced_attention"):
             raise UsageError(
-                f"align reads a translator's attention under forced decoding; {name} is a "
-                f"{getattr(model, 'description', type(model).__name__)}: give an encoder-decoder translator"
+                f"align reads a translator's attention under forced decoding; {name} is {describe(model)}: "
+                "give an encoder-decoder translator"
             )
         if args.scores in check_scores():
             layer = args.layer if model is forward else None

@@ -24,6 +24,7 @@ import torch
 from ..data.batching import make_batch
 from ..device import model_device, to_device
 from ..errors import UsageError
+from ..tasks import with_article
 from .metrics import corpus_scores
 
 PARTS = ("encoder", "decoder", "cross")
@@ -49,7 +50,8 @@ def check_model(translator: Any, name: str = "this model") -> Any:
             "causal": "attnkit inspect reads a causal LM's heads",
         }.get(str(getattr(translator, "kind", "")), "load the checkpoint with --backend torch")
         raise UsageError(
-            f"heads masks each head of an attnkit Transformer on torch; {name} is an {description} ({hint})"
+            f"heads masks each head of an attnkit Transformer on torch; {name} is {with_article(description)} "
+            f"({hint})"
         )
     return translator.model
 

@@ -129,6 +129,7 @@ def with_attention_map(translator: Any, results: Sequence[Any], method: str) -> 
     pair, the decoded ids read back under forced decoding."""
     import dataclasses
 
+    check_method(method, model_kind(translator), name=translator.path or "this model")
     out = []
     for result in results:
         if not result.translation or method == "attention":

@@ -1,0 +1,154 @@
+"""The combination contract suite, generated from the task x backend table (``attnkit.tasks``): every
+translation backend that tests can build (torch RNN and Transformer, their ONNX exports fp32 and int8, a
+tiny Hugging Face Marian) x every option (greedy and beam, n-best, reranking on and off, layer and
+self-attention, every map the table says applies) returns results that keep the invariants of
+``attnkit.invariants``; every map the table says does not apply is refused in one line naming the model.
+A backend, option or map joins by being in the table. Hypothesis draws the sentences."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attnkit import tasks
+from attnkit.api import load_translator
+from attnkit.errors import UsageError
+from attnkit.evaluation.translator_maps import with_attention_map
+from attnkit.invariants import check_matrix, check_translation
+from attnkit.rerank import NoisyChannel
+
+WORDS = ["the", "cat", "sits", "on", "mat", "dog", "eats", "where", "is", "i", "like", "tea", "a"]
+SENTENCES = ["the cat sits on the mat", "where is the dog", "i like tea"]
+# the backends tests can build, by the table's kind; onnx int8 is the onnx kind's "int8" provision
+BUILDS = ["torch-rnn", "torch-transformer", "onnx-rnn", "onnx-transformer", "onnx8-transformer", "hf-marian"]
+OPTIONS = [
+    {"beam": 1, "n_best": 1, "rerank": False},
+    {"beam": 3, "n_best": 1, "rerank": False},
+    {"beam": 3, "n_best": 3, "rerank": False},
+    {"beam": 3, "n_best": 2, "rerank": True},
+]
+
+
+@pytest.fixture(scope="module")
+def built(translator_ckpt, transformer_ckpt, tmp_path_factory):
+    """Each build's loader (built lazily, once)."""
+    cache: dict[str, object] = {}
+
+    def get(build: str):
+        if build in cache:
+            return cache[build]
+        kind, _, model = build.partition("-")
+        if kind == "hf":
+            pytest.importorskip("transformers")
+            from tests.hf import tiny
+
+            cache[build] = load_translator(str(tiny.marian(tmp_path_factory.mktemp("combo-marian"))))
+            return cache[build]
+        checkpoint = translator_ckpt if model == "rnn" else transformer_ckpt
+        if kind == "torch":
+            cache[build] = load_translator(str(checkpoint), backend="torch")
+            return cache[build]
+        from attnkit.export import export
+
+        folder = tmp_path_factory.mktemp(f"combo-{build}") / "onnx"
+        export(str(checkpoint), folder, int8=kind == "onnx8")
+        cache[build] = load_translator(str(folder), backend="onnx", int8=kind == "onnx8")
+        return cache[build]
+
+    return get
+
+
+def _with_options(translator, options, channel):
+    translator.reranker = NoisyChannel(channel, 0.3, 0.1) if options["rerank"] else None
+    return translator
+
+
+def _check_result(translator, r, n_best):
+    check_translation(r)  # what the constructor checked; a test that fails if it ever stops doing so
+    assert len(r.alternatives) <= n_best - 1
+    if not r.translation:
+        return
+    assert r.attention.shape == (len(r.target_tokens), len(r.source_tokens))
+    provides = tasks.PROVIDES[translator.kind]
+    layers = translator.layer_attention(r)
+    assert (layers is not None) == ("layers" in provides and translator.attention_layers > 0)
+    if layers is not None:
+        assert layers.shape == (translator.attention_layers, translator.attention_heads, *r.attention.shape)
+        for layer, head in itertools.product(range(layers.shape[0]), range(layers.shape[1])):
+            check_matrix(layers[layer, head], *r.attention.shape, f"layer {layer} head {head}")
+    found = translator.self_attention(r)
+    if found:
+        assert "self_attention" in provides
+        t, s = r.attention.shape
+        assert found["encoder"].shape[-2:] == (s, s) and found["decoder"].shape[-2:] == (t, t)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: "-".join(f"{k}{v}" for k, v in o.items()))
+@pytest.mark.parametrize("build", BUILDS)
+def test_every_backend_and_option_keeps_the_invariants(built, build, options):
+    translator = built(build)
+    if options["rerank"] and not translator.can_rerank:
+        with pytest.raises(UsageError, match="reranking applies to attnkit's translators"):
+            load_translator(translator.path, rerank=str(translator.path))
+        return
+    channel = built("torch-rnn")  # an untrained model of unknown languages: accepted as a channel
+    _with_options(translator, options, channel)
+    try:
+        results = translator.translate(SENTENCES, beam=options["beam"], n_best=options["n_best"])
+    finally:
+        translator.reranker = None
+    for r in results:
+        _check_result(translator, r, options["n_best"])
+        assert (r.rerank is not None) == (options["rerank"] and options["beam"] > 1)
+
+
+@pytest.mark.parametrize("method", tasks.MAPS)
+@pytest.mark.parametrize("build", BUILDS)
+def test_every_map_that_applies_keeps_the_invariants_and_the_rest_are_refused(built, build, method):
+    translator = built(build)
+    if not tasks.applies(method, translator.kind):
+        with pytest.raises(
+            UsageError,
+            match=f"{method} does not apply to .*, {re.escape(tasks.with_article(tasks.DESCRIPTION[translator.kind]))}",
+        ):
+            with_attention_map(translator, translator.translate(SENTENCES[:1], beam=1), method)
+        return
+    translator.reranker = NoisyChannel(built("torch-rnn"), 0.3, 0.1) if translator.can_rerank else None
+    try:
+        results = translator.translate(SENTENCES[:2], beam=3, n_best=2)
+    finally:
+        translator.reranker = None
+    for r in with_attention_map(translator, results, method):
+        assert r.attention_map == method
+        _check_result(translator, r, 2)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), beam=st.integers(1, 4))
+def test_drawn_sentences_keep_the_invariants_on_the_reranking_transformer(built, words, beam):
+    translator = _with_options(built("torch-transformer"), {"rerank": True}, built("torch-rnn"))
+    try:
+        [r] = translator.translate([" ".join(words)], beam=beam, n_best=beam)
+    finally:
+        translator.reranker = None
+    _check_result(translator, r, beam)
+    [mapped] = with_attention_map(translator, [r], "grad")
+    np.testing.assert_allclose(mapped.attention.sum(1), 1.0, atol=1e-3)
+
+
+def test_the_table_names_importable_classes_and_every_backend_declares_a_kind_it_provides(built):
+    from attnkit.names import resolve
+
+    for task in tasks.TABLE.values():
+        for target in [task.result, task.base, *task.backends.values(), task.exporter, task.trainer]:
+            if target:
+                assert resolve(target) is not None, target
+    for build in BUILDS:
+        translator = built(build)
+        assert translator.kind in tasks.PROVIDES and translator.backend in tasks.TABLE["translation"].backends
+    assert set(tasks.NEEDS) >= set(tasks.MAPS)
