@@ -1,14 +1,15 @@
 """attnkit: attention in sequence models, made real.
 
-``load`` and ``train`` are imported on first use, so ``import attnkit`` (and the console script's start)
-stays light: the CLI's entry point catches Ctrl-C from its first import on (``attnkit.cli.entry``).
+``load``, ``train`` and ``align`` are imported on first use, so ``import attnkit`` (and the console
+script's start) stays light: the CLI's entry point catches Ctrl-C from its first import on
+(``attnkit.cli.entry``).
 """
 
 from typing import Any
 
 from .version import __version__
 
-__all__ = ["__version__", "load", "train"]
+__all__ = ["__version__", "align", "load", "train"]
 
 
 def __getattr__(name: str) -> Any:
@@ -16,4 +17,8 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name == "align":
+        from .aligning import align
+
+        return align
     raise AttributeError(f"module 'attnkit' has no attribute {name!r}")

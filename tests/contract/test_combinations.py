@@ -112,10 +112,8 @@ def test_every_backend_and_option_keeps_the_invariants(built, build, options):
 def test_every_map_that_applies_keeps_the_invariants_and_the_rest_are_refused(built, build, method):
     translator = built(build)
     if not tasks.applies(method, translator.kind):
-        with pytest.raises(
-            UsageError,
-            match=f"{method} does not apply to .*, {re.escape(tasks.with_article(tasks.DESCRIPTION[translator.kind]))}",
-        ):
+        described = re.escape(tasks.with_article(tasks.DESCRIPTION[translator.kind]))
+        with pytest.raises(UsageError, match=f"{method} does not apply to .*, {described}"):
             with_attention_map(translator, translator.translate(SENTENCES[:1], beam=1), method)
         return
     translator.reranker = NoisyChannel(built("torch-rnn"), 0.3, 0.1) if translator.can_rerank else None

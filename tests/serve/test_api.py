@@ -319,3 +319,27 @@ def test_attention_maps_are_read_on_the_torch_twin_of_an_onnx_translator(client,
     expected = translator_maps(torch_model, [CAT], [row["translation"]], "grad")[0]
     assert row["target_tokens"] == expected[1]
     np.testing.assert_allclose(np.array(row["attention"]), expected[2], atol=1e-4)
+
+
+def test_api_align_returns_the_links_attnkit_align_prints(client, capsys, tmp_path):
+    """One alignment path: the explorer aligns enfr-rnn as `attnkit align --model enfr-rnn` does (its
+    record's reverse model fren-rnn, grad relevance, mean, intersect), not from raw attention one way."""
+    import attnkit
+    from attnkit.cli.main import main
+
+    sources, targets = ["The cat sits on the mat ."], ["Le chat est assis sur le tapis ."]
+    answer = client.post("/api/align", json={"sources": sources, "targets": targets}).json()
+    report = attnkit.align(sources, targets, model="enfr-rnn")
+    assert answer["scores"] == "grad" and answer["method"] == "intersect"
+    assert [r["links"] for r in answer["results"]] == [r["links"] for r in report.rows()]
+    (tmp_path / "s.en").write_text(sources[0] + "\n")
+    (tmp_path / "s.fr").write_text(targets[0] + "\n")
+    capsys.readouterr()
+    assert (
+        main(
+            ["align", "--model", "enfr-rnn", "--src", str(tmp_path / "s.en"), "--tgt", str(tmp_path / "s.fr")]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out.split()
+    assert printed == report.pharaoh()[0].split()

@@ -122,48 +122,44 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _choose_defaults(args: argparse.Namespace) -> None:
-    """--reverse-model, --method: the trial set's choices where a reverse model ships; one line on stderr
-    when a model without one is aligned in one direction."""
-    from ..log import log
-    from ..pretrained import DEFAULTS, record
-
-    args.model = args.model or DEFAULTS["alignment"]  # the trial set's pair, not the default translator
-    found = record(args.model)
-    shipped_reverse = found.align.reverse if found and found.align else None
-    if args.reverse_model is None and not args.search:
-        name = args.model
-        args.reverse_model = shipped_reverse
-        if args.reverse_model is None:
-            log.info(f"align: {name} has no shipped reverse model; one direction (--reverse-model adds one)")
-    elif args.reverse_model == "none":
-        args.reverse_model = None
-    if args.method is None:
-        args.method = "intersect" if args.reverse_model and not args.search else "argmax"
-    if args.scores is None:
-        args.scores = "attention"
-        if args.reverse_model and shipped_reverse == args.reverse_model:
-            args.scores = _default_scores(args)
-
-
-def _default_scores(args: argparse.Namespace) -> str:
-    """grad (the trial set's choice) where torch can run it; attention, said in one line, where not."""
+    """--model, --reverse-model, --scores, --method, --symmetrize: ``attnkit.align``'s defaults (the
+    shipped record's pair and the trial set's choices); one line on stderr when a model without a shipped
+    reverse is aligned in one direction, or when torch is missing for the default grad scores."""
+    from ..aligning import align_settings
     from ..log import log
 
-    if args.adapt or args.backend == "onnx" or args.search:
-        return "attention"  # --adapt's gain was measured on attention; onnx and --search read attention
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    given = (args.reverse_model, args.scores)
+    settings = align_settings(
+        args.model,
+        args.reverse_model,
+        args.scores,
+        args.method,
+        args.symmetrize,
+        search=args.search,
+        adapt=args.adapt,
+        backend=args.backend,
+    )
+    if given[0] is None and settings.reverse is None and not args.search:
+        log.info(
+            f"align: {settings.model} has no shipped reverse model; one direction (--reverse-model adds one)"
+        )
+    if given[1] is None and settings.scores == "attention" and settings.reverse and not _torch():
         log.info(
             "align: torch is not installed, so links come from attention (AER 0.343, not 0.212 with grad)"
         )
-        return "attention"
-    return "grad"
+    args.model, args.reverse_model, args.scores = settings.model, settings.reverse, settings.scores
+    args.method, args.symmetrize = settings.method, settings.symmetrize
+
+
+def _torch() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
 
 
 def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> int:
+    from ..aligning import AlignSettings, run
     from ..api import load_translator
-    from ..evaluation.aligner import align_corpus
 
     translator = load_translator(args.model, device=args.device, backend=_backend(args), rerank=False)
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
@@ -176,7 +172,9 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
         check_aligners(args, translator, reverse)
     if args.search:
         return _search(args, translator, sources, targets)
-    report = align_corpus(translator, sources, targets, reverse=reverse, heads=heads, **_settings(args))
+    settings = AlignSettings(args.model, args.reverse_model, args.scores, args.method, args.symmetrize)
+    options = {k: v for k, v in _settings(args).items() if k not in ("scores", "method", "how", "gold")}
+    report = run(settings, translator, reverse, sources, targets, args.gold_links, heads=heads, **options)
     if args.gold is None:
         print("\n".join(report.pharaoh()))
         return 0

@@ -50,8 +50,8 @@ def check_model(translator: Any, name: str = "this model") -> Any:
             "causal": "attnkit inspect reads a causal LM's heads",
         }.get(str(getattr(translator, "kind", "")), "load the checkpoint with --backend torch")
         raise UsageError(
-            f"heads masks each head of an attnkit Transformer on torch; {name} is {with_article(description)} "
-            f"({hint})"
+            "heads masks each head of an attnkit Transformer on torch; "
+            f"{name} is {with_article(description)} ({hint})"
         )
     return translator.model
 

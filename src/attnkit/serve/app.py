@@ -197,8 +197,8 @@ class Explorer:
             raise RequestError(
                 400, f"fields 'sources' and 'targets' differ in length: {len(sources)} vs {len(targets)}"
             )
-        method = data.get("method", "intersect")
-        if method not in ALIGNMENT_METHODS:
+        method = data.get("method")
+        if method is not None and method not in ALIGNMENT_METHODS:
             raise RequestError(
                 400, f"field 'method': {shorten(method, 40)} is not one of {', '.join(ALIGNMENT_METHODS)}"
             )
@@ -209,9 +209,11 @@ class Explorer:
             gold = strings({"gold": [gold]}, "gold", self.limits, self.limits.max_body_bytes)[0]
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
         lane = self.heavy_executor if work(sources + targets) >= self.limits.heavy_work else self.executor
-        report = await asyncio.get_running_loop().run_in_executor(
-            lane, alignment_report, model.model, sources, targets, method, gold
-        )
+
+        def run() -> dict[str, Any]:  # the models `attnkit align --model NAME` reads, loaded on first use
+            return alignment_report(self.models.aligners(model.name), sources, targets, method, gold)
+
+        report = await asyncio.get_running_loop().run_in_executor(lane, run)
         return {"model": model.name, **report}
 
     async def models_info(self, request: Request) -> dict[str, Any]:

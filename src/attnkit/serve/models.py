@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..aligning import run
 from ..api import load_captioner, load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
 from ..data.parallel import normalize
 from ..errors import DataError, UnknownNameError, shorten
-from ..evaluation.aligner import align_corpus
 from ..evaluation.alignment import Links, parse_naacl
 from ..evaluation.map_kinds import applies, model_kind
 from ..names import ATTENTION_MAPS
@@ -66,6 +67,8 @@ class ModelSet:
         self.classifiers: dict[str, Loaded] = {}
         self.specs: dict[str, str] = {}  # translator name -> what it was loaded from (its torch twin)
         self.twins: dict[str, Any] = {}
+        self.backend = backend
+        self.aligned: dict[str, tuple[Any, Any, Any]] = {}  # translator name -> ``aligners``
         self.captioners: dict[str, Loaded] = {}
         for spec in captioners or []:
             model = load_captioner(spec, backend=backend)
@@ -91,6 +94,24 @@ class ModelSet:
         if name not in self.twins:
             self.twins[name] = load_translator(self.specs[name], backend="torch", rerank=False)
         return self.twins[name]
+
+    def aligners(self, name: str) -> tuple[Any, Any, Any]:
+        """(settings, forward, reverse) that ``attnkit align --model SPEC`` uses for translator ``name``:
+        its record's reverse model and scores (loaded once, on first use; torch where the scores need it)."""
+        from ..aligning import align_settings
+
+        if name not in self.aligned:
+            spec = self.specs[name]
+            settings = align_settings(spec, backend=self.backend)
+            forward = (
+                self.torch_twin(name) if settings.scores != "attention" else self.translators[name].model
+            )
+            reverse = None
+            if settings.reverse:
+                on = "torch" if settings.scores != "attention" else "auto"
+                reverse = load_translator(settings.reverse, backend=on, rerank=False)
+            self.aligned[name] = (settings, forward, reverse)
+        return self.aligned[name]
 
     def attention_maps(self, name: str) -> list[str]:
         """The attention maps that apply to translator ``name`` (no torch imported)."""
@@ -175,7 +196,11 @@ def reprior(result: Classification, weights: list[float], tau_from: float, tau_t
 
 
 def alignment_report(
-    translator: Any, sources: list[str], targets: list[str], method: str, gold: str | None
+    aligners: tuple[Any, Any, Any],
+    sources: list[str],
+    targets: list[str],
+    method: str | None,
+    gold: str | None,
 ) -> dict[str, Any]:
     """Links per pair, coloured against gold links (NAACL text, 1-based) when given, with AER.
     A pair longer than the model reads is refused (DataError), never aligned on a cut source."""
@@ -183,6 +208,7 @@ def alignment_report(
     if gold:
         lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
         links = parse_naacl(gold, len(sources), "field 'gold'", lengths)
+    translator = aligners[1]
     for i, source in enumerate(sources):
         n = len(translator.tokenizer.encode(normalize(source)))
         if n > translator.max_source_tokens:
@@ -190,7 +216,8 @@ def alignment_report(
                 f"field 'sources': item {i} is {n} subwords; the model reads at most "
                 f"{translator.max_source_tokens}, so it cannot be aligned whole"
             )
-    report = align_corpus(translator, sources, targets, method=method, gold=links)
+    settings = dataclasses.replace(aligners[0], method=method or aligners[0].method)
+    report = run(settings, aligners[1], aligners[2], sources, targets, links)
     summary = report.summary()
     score = {k: summary[k] for k in ("aer", "precision", "recall")} if summary else None
-    return {"results": report.rows(), "score": score, "method": method}
+    return {"results": report.rows(), "score": score, "method": settings.method, "scores": settings.scores}

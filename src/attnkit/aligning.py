@@ -1,0 +1,127 @@
+"""``attnkit.align``: the one alignment path, with one set of defaults, used by ``attnkit align``, the
+explorer's ``/api/align`` and scripts (the Python API of word alignment).
+
+Defaults come from the shipped model's record (``pretrained.records``: its reverse model and the trial
+set's choice of scores, symmetrization and link method); a model without one is aligned in one
+direction from its attention with argmax links. ``align_corpus`` (``evaluation.aligner``) does the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class AlignSettings:
+    """What an alignment run reads: the models (as named) and how links are made."""
+
+    model: str
+    reverse: str | None
+    scores: str
+    method: str
+    symmetrize: str
+
+
+def align_settings(
+    model: str | None = None,
+    reverse_model: str | None = None,
+    scores: str | None = None,
+    method: str | None = None,
+    symmetrize: str | None = None,
+    *,
+    search: bool = False,
+    adapt: int = 0,
+    backend: str = "auto",
+) -> AlignSettings:
+    """The settings for aligning with ``model`` (default: the shipped aligner); None means the default:
+    the record's reverse model ("none": one direction), grad relevance where the shipped pair and torch
+    allow it (else attention), intersect links with two directions (argmax with one), mean symmetrization."""
+    from .pretrained import DEFAULTS, record
+
+    name = str(model or DEFAULTS["alignment"])
+    found = record(name)
+    shipped_reverse = found.align.reverse if found and found.align else None
+    if reverse_model is None and not search:
+        reverse_model = shipped_reverse
+    elif reverse_model == "none" or search:
+        reverse_model = None
+    if method is None:
+        method = "intersect" if reverse_model else "argmax"
+    if scores is None:
+        pair = reverse_model is not None and reverse_model == shipped_reverse
+        scores = found.align.scores if pair and found and found.align else "attention"
+        if scores != "attention" and (adapt or backend == "onnx" or not _has_torch()):
+            scores = "attention"  # --adapt's gain was measured on attention; onnx reads attention only
+    return AlignSettings(name, reverse_model, scores, method, symmetrize or "mean")
+
+
+def _has_torch() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
+def align(
+    sources: Sequence[str],
+    targets: Sequence[str],
+    model: str | None = None,
+    reverse_model: str | None = None,
+    *,
+    scores: str | None = None,
+    method: str | None = None,
+    symmetrize: str | None = None,
+    gold: Any = None,
+    backend: str = "auto",
+    device: str = "cpu",
+    **options: Any,
+) -> Any:
+    """Word links of sentence pairs (whitespace-separated words) -> ``AlignmentReport`` (``.pharaoh()``,
+    ``.rows()``, ``.summary()`` with AER against ``gold``: (sure, possible) 0-based links). ``model``,
+    ``reverse_model``: shipped names or paths (defaults: ``align_settings``). ``options``: layer, heads,
+    shift, threshold (``evaluation.aligner.align_corpus``)."""
+    settings = align_settings(model, reverse_model, scores, method, symmetrize, backend=backend)
+    forward, reverse = load_aligners(settings, backend, device)
+    return run(settings, forward, reverse, sources, targets, gold, **options)
+
+
+def load_aligners(settings: AlignSettings, backend: str = "auto", device: str = "cpu") -> tuple[Any, Any]:
+    """The forward and reverse (or None) translators the settings read (torch where the scores need it)."""
+    from .api import load_translator
+
+    on = "torch" if settings.scores != "attention" else backend
+    forward = load_translator(settings.model, device=device, backend=on, rerank=False)
+    reverse = None
+    if settings.reverse:
+        reverse = load_translator(settings.reverse, device=device, backend=on, rerank=False)
+    return forward, reverse
+
+
+def run(
+    settings: AlignSettings,
+    forward: Any,
+    reverse: Any,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    gold: Any = None,
+    **options: Any,
+) -> Any:
+    """``align`` on translators already loaded (the explorer keeps them between requests)."""
+    from .evaluation.aligner import align_corpus
+
+    if len(sources) != len(targets):
+        raise UsageError(f"{len(sources)} sources but {len(targets)} targets")
+    return align_corpus(
+        forward,
+        sources,
+        targets,
+        reverse=reverse,
+        scores=settings.scores,
+        method=settings.method,
+        how=settings.symmetrize,
+        gold=gold,
+        **options,
+    )
