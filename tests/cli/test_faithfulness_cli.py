@@ -145,3 +145,23 @@ def test_align_defaults_to_both_shipped_directions_and_says_when_it_cannot(trans
         "intersect",
         "grad",
     )
+
+
+def test_an_export_folder_is_one_line_naming_what_faithfulness_reads(tmp_path, capsys):
+    from attnkit.cli.main import main as cli
+    from attnkit.pretrained import ROOT
+
+    for name, text in (("s.en", "the cat\n"), ("s.fr", "le chat\n"), ("g.naacl", "1 1 1 S\n")):
+        (tmp_path / name).write_text(text)
+    files = [
+        "--src",
+        str(tmp_path / "s.en"),
+        "--tgt",
+        str(tmp_path / "s.fr"),
+        "--gold",
+        str(tmp_path / "g.naacl"),
+    ]
+    assert cli(["faithfulness", "--model", str(ROOT / "enfr-rnn" / "onnx"), *files]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is an ONNX export: faithfulness reads gradients of the torch model" in err[0]
+    assert "--backend" not in err[0]

@@ -60,3 +60,12 @@ def test_a_busy_port_or_unknown_host_is_one_line_before_any_url():
     args = [sys.executable, "-m", "attnkit", "serve", "--host", "no-such-host.invalid"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == "" and "cannot resolve" in done.stderr
+
+
+def test_two_models_with_one_name_are_refused_before_loading(tmp_path):
+    from attnkit.errors import UsageError
+    from attnkit.serve import ModelSet
+
+    specs = [str(tmp_path / "a" / "model"), str(tmp_path / "b" / "model")]
+    with pytest.raises(UsageError, match="would both be served as 'model'"):
+        ModelSet(specs, [])

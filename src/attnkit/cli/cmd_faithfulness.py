@@ -104,6 +104,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_export(model: str | None) -> None:
+    """faithfulness reads gradients of the torch model: an ONNX export folder is one line saying so (the
+    command has no --backend to switch)."""
+    from pathlib import Path
+
+    if model is not None and (Path(model) / "manifest.json").is_file():
+        raise UsageError(
+            f"{model} is an ONNX export: faithfulness reads gradients of the torch model; give the "
+            "checkpoint it was exported from (or a shipped name)"
+        )
+
+
 def _classifier(args: argparse.Namespace) -> dict[str, Any]:
     from ..api import load_classifier
     from ..data.documents import document_ids, read_documents
@@ -113,6 +125,7 @@ def _classifier(args: argparse.Namespace) -> dict[str, Any]:
 
     chosen = _methods(args.methods, ATTRIBUTION_METHODS, ATTRIBUTION_METHODS)
     fractions = _fractions(args.fractions)
+    _refuse_export(args.model)
     classifier = load_classifier(args.model, device=args.device, backend="torch")
     docs, _ = read_documents(args.data, labels=classifier.labels)
     docs = docs[: args.limit]
@@ -151,6 +164,7 @@ def _translator(args: argparse.Namespace) -> dict[str, Any]:
     lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
     sure, possible = read_naacl(args.gold, len(sources), lengths)
     n = args.limit or len(sources)
+    _refuse_export(args.model)
     translator = load_translator(args.model, device=args.device, backend="torch", rerank=False)
     report = alignment_faithfulness(
         translator, sources[:n], targets[:n], sure[:n], possible[:n], methods, args.samples, kinds

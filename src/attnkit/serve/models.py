@@ -11,7 +11,7 @@ from ..aligning import run
 from ..api import load_captioner, load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
 from ..data.parallel import normalize
-from ..errors import DataError, UnknownNameError, shorten
+from ..errors import DataError, UnknownNameError, UsageError, shorten
 from ..evaluation.alignment import Links, parse_naacl
 from ..evaluation.map_kinds import applies, model_kind
 from ..names import ATTENTION_MAPS
@@ -46,6 +46,18 @@ def _backend(model: Any) -> str:
     return "onnx int8" if getattr(model, "variant", "") == "int8" else "onnx"
 
 
+def _unique_names(specs: list[str], option: str) -> None:
+    """Two models shown under one name would replace each other: one line naming both."""
+    seen: dict[str, str] = {}
+    for spec in specs:
+        if _name(spec) in seen:
+            raise UsageError(
+                f"{option}: {seen[_name(spec)]} and {spec} would both be served as {_name(spec)!r}; "
+                "give each model a folder of its own name"
+            )
+        seen[_name(spec)] = spec
+
+
 class ModelSet:
     """Translators and classifiers by name; the first of each kind is the default."""
 
@@ -70,6 +82,9 @@ class ModelSet:
         self.backend = backend
         self.aligned: dict[str, tuple[Any, Any, Any]] = {}  # translator name -> ``aligners``
         self.captioners: dict[str, Loaded] = {}
+        _unique_names(translators, "--translator")
+        _unique_names(classifiers, "--classifier")
+        _unique_names(captioners or [], "--captioner")
         for spec in captioners or []:
             model = load_captioner(spec, backend=backend)
             self.captioners[_name(spec)] = Loaded(_name(spec), model, _backend(model))
