@@ -167,6 +167,21 @@ class TranslatorBase:
 
         return DESCRIPTION[self.kind]
 
+    @property
+    def source_suffix(self) -> list[int]:
+        """The ids appended to every source's ids (attnkit's models: </s>; a Hugging Face tokenizer's own
+        end ids, e.g. mBART's ``</s> en_XX``), so the model reads what its tokenizer makes."""
+        return [self.eos_id]
+
+    @property
+    def source_end_pieces(self) -> list[str]:
+        return [self.eos_piece]
+
+    def prepare(self, text: str) -> str:
+        """Text as the tokenizer is given it: NFC, no-break spaces as spaces, stripped (attnkit's
+        sentencepiece models were trained so); a Hugging Face tokenizer gets the text as it is."""
+        return normalize(text)
+
     def _stepper(self) -> search.Stepper:
         raise NotImplementedError
 
@@ -195,7 +210,7 @@ class TranslatorBase:
         stepper, out = self._stepper(), []
         for start in range(0, len(src_ids), batch_size):
             chunk = src_ids[start : start + batch_size]
-            src, src_mask = source_arrays(chunk, self.eos_id, self.pad_id)
+            src, src_mask = source_arrays(chunk, self.source_suffix, self.pad_id)
             out.append(search.forced_scores(stepper, src, src_mask, tgt_ids[start : start + batch_size]))
         return np.concatenate(out) if out else np.zeros(0)
 
@@ -306,7 +321,7 @@ class TranslatorBase:
         max_extra: int,
     ) -> list[Translation]:
         check_unicode(sentences, "sentence")
-        texts = [normalize(s) for s in sentences]
+        texts = [self.prepare(s) for s in sentences]
         notes: list[list[str]] = [[] for _ in texts]
         encoded = [self._encode(t, n) if t else [] for t, n in zip(texts, notes)]
         order = sorted((i for i, t in enumerate(texts) if t), key=lambda i: len(encoded[i]))
@@ -314,7 +329,7 @@ class TranslatorBase:
         stepper = self._stepper()
 
         def decode(chunk: list[int]) -> list[list[search.Hypothesis]]:
-            src, src_mask = source_arrays([encoded[i] for i in chunk], self.eos_id, self.pad_id)
+            src, src_mask = source_arrays([encoded[i] for i in chunk], self.source_suffix, self.pad_id)
             limits: dict[str, Any] = {"max_ratio": max_ratio, "max_extra": max_extra}
             if beam <= 1:
                 return [[h] for h in search.greedy(stepper, src, src_mask, **limits)]
@@ -337,7 +352,7 @@ class TranslatorBase:
         return Translation(
             source=source,
             translation=self.target_tokenizer.decode(best.tokens),
-            source_tokens=self.tokenizer.pieces(src_ids) + [self.eos_piece],
+            source_tokens=self.tokenizer.pieces(src_ids) + self.source_end_pieces,
             target_tokens=self.target_tokenizer.pieces(best.tokens) + [self.eos_piece],
             attention=np.asarray(best.attention, dtype=np.float32),
             score=best.score,
@@ -353,7 +368,7 @@ class TranslatorBase:
 
     def result_ids(self, result: Translation) -> tuple[list[int], list[int]]:
         """The ids a translation was decoded from and to (re-encoded from its text if it has none)."""
-        src = result.source_ids or self._encode(normalize(result.source))
+        src = result.source_ids or self._encode(self.prepare(result.source))
         return src, result.target_ids or self.target_tokenizer.encode(result.translation)
 
     def pair_maps(
@@ -361,9 +376,9 @@ class TranslatorBase:
     ) -> tuple[list[str], list[str], np.ndarray]:
         """One pair's (source pieces + </s>, target pieces + </s>, ``maps`` cut to (T, S)) from its
         padded (T', S') rows: what ``forced_attention`` returns per pair."""
-        t, s = len(tgt_ids) + 1, len(src_ids) + 1
+        t, s = len(tgt_ids) + 1, len(src_ids) + len(self.source_suffix)
         return (
-            self.tokenizer.pieces(list(src_ids)) + [self.eos_piece],
+            self.tokenizer.pieces(list(src_ids)) + self.source_end_pieces,
             self.target_tokenizer.pieces(list(tgt_ids)) + [self.eos_piece],
             maps[:t, :s],
         )
@@ -376,8 +391,8 @@ class TranslatorBase:
             raise DataError(f"{len(sources)} sources but {len(targets)} targets")
         check_unicode(sources, "source")
         check_unicode(targets, "target")
-        src_ids = [self._encode(normalize(s)) for s in sources]
-        return src_ids, [self.target_tokenizer.encode(normalize(t)) for t in targets]
+        src_ids = [self._encode(self.prepare(s)) for s in sources]
+        return src_ids, [self.target_tokenizer.encode(self.prepare(t)) for t in targets]
 
 
 def _cut(result: Translation, n_best: int) -> Translation:

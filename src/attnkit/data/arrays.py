@@ -13,29 +13,36 @@ MAX_SOURCE_TOKENS = 200  # subwords of one source a translator reads; longer one
 
 
 def pad_ids(
-    seqs: Sequence[Sequence[int]], prefix: int | None = None, suffix: int | None = None, pad: int = PAD
+    seqs: Sequence[Sequence[int]],
+    prefix: int | None = None,
+    suffix: int | Sequence[int] | None = None,
+    pad: int = PAD,
 ) -> np.ndarray:
-    """Right-pad id lists to (B, L) int64 with ``pad``, optionally adding a prefix/suffix token to each.
+    """Right-pad id lists to (B, L) int64 with ``pad``, optionally adding a prefix token and a suffix
+    (one token, or several: a Hugging Face tokenizer's ``</s> en_XX``) to each.
 
     Filled in one vectorised assignment (no per-row arrays): batching keeps up with a GPU."""
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
     start = int(prefix is not None)
-    width = max(int(lengths.max(initial=0)) + start + (suffix is not None), 1)
+    ends = [] if suffix is None else [int(suffix)] if isinstance(suffix, (int, np.integer)) else list(suffix)
+    width = max(int(lengths.max(initial=0)) + start + len(ends), 1)
     out = np.full((len(seqs), width), pad, dtype=np.int64)
     if prefix is not None:
         out[:, 0] = prefix
     columns = np.arange(width)[None, :] - start
     inside = (columns >= 0) & (columns < lengths[:, None])
     out[inside] = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lengths.sum()))
-    if suffix is not None:
-        out[np.arange(len(seqs)), lengths + start] = suffix
+    for k, end in enumerate(ends):
+        out[np.arange(len(seqs)), lengths + start + k] = end
     return out
 
 
 def source_arrays(
-    seqs: Sequence[Sequence[int]], eos: int = EOS, pad: int = PAD
+    seqs: Sequence[Sequence[int]], eos: int | Sequence[int] = EOS, pad: int = PAD
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Source ids with ``eos`` appended, padded with ``pad``. -> src (B, S) int64, src_mask (B, S) bool."""
+    """Source ids with ``eos`` appended (one id, or a tokenizer's several end ids), padded with ``pad``.
+    -> src (B, S) int64, src_mask (B, S) bool."""
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    n_end = 1 if isinstance(eos, (int, np.integer)) else len(eos)
     src = pad_ids(seqs, suffix=eos, pad=pad)
-    return src, np.arange(src.shape[1])[None, :] <= lengths[:, None]
+    return src, np.arange(src.shape[1])[None, :] < (lengths + n_end)[:, None]

@@ -70,7 +70,8 @@ def id_maps(
     for start in range(0, len(src_ids), batch_size):
         chunk = range(start, min(start + batch_size, len(src_ids)))
         s_ids, t_ids = [src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk]
-        lengths = [(len(t) + 1, len(s) + 1) for s, t in zip(s_ids, t_ids)]
+        ends = len(translator.source_suffix)
+        lengths = [(len(t) + 1, len(s) + ends) for s, t in zip(s_ids, t_ids)]
         if kind == "hf":
             maps = _hf_maps(translator, s_ids, t_ids, lengths, method, layer, heads)
         else:

@@ -147,15 +147,18 @@ class HFTranslator(TranslatorBase):
 
     def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
         self.model, self.hf_tokenizer, self.path = model.eval(), tokenizer, path
-        self.tokenizer, self.target_tokenizer = HFTokens(tokenizer), HFTokens(tokenizer, target=True)
         # a folder written by `attnkit export --format hf` asks for attnkit's beam rules and its layer
         self.rules = str(getattr(model.config, "attnkit_search", "generate"))
         self.stepper = HFStepper(model, int(getattr(model.config, "attnkit_attention_layer", -1)))
+        forced = [self.stepper.forced_first] if self.stepper.forced_first is not None else []
+        self.tokenizer = HFTokens(tokenizer)
+        self.target_tokenizer = HFTokens(tokenizer, target=True, skip=forced)
         self.eos_id = self.stepper.eos_id
         self.pad_id = int(model.config.pad_token_id if model.config.pad_token_id is not None else self.eos_id)
         self.eos_piece = str(tokenizer.convert_ids_to_tokens(self.eos_id))
         positions = getattr(model.config, "max_position_embeddings", None) or 512
-        self.max_source_tokens = int(min(positions, getattr(tokenizer, "model_max_length", positions))) - 1
+        most = int(min(positions, getattr(tokenizer, "model_max_length", positions)))
+        self.max_source_tokens = most - len(self.tokenizer.suffix)
         unsupported = differences(model.generation_config)
         if unsupported:
             warnings.warn(
@@ -193,6 +196,18 @@ class HFTranslator(TranslatorBase):
         return search_hf.beam(stepper, src, src_mask, beam, penalty, n_best, stop, **limits)
 
     @property
+    def source_suffix(self) -> list[int]:
+        return self.tokenizer.suffix
+
+    @property
+    def source_end_pieces(self) -> list[str]:
+        return self.tokenizer.pieces(self.tokenizer.suffix)
+
+    def prepare(self, text: str) -> str:
+        """The text as it is (the tokenizer normalizes as it was trained to); whitespace-only is empty."""
+        return text if text.strip() else ""
+
+    @property
     def attention_layers(self) -> int:
         config = self.model.config
         found: Any = getattr(config, "decoder_layers", None) or getattr(config, "num_decoder_layers", 0)
@@ -217,7 +232,7 @@ class HFTranslator(TranslatorBase):
         gradients flow when enabled (``evaluation.translator_maps``'s grad)."""
         from ..data.arrays import pad_ids, source_arrays
 
-        src, src_mask = source_arrays(src_ids, self.eos_id, self.pad_id)
+        src, src_mask = source_arrays(src_ids, self.source_suffix, self.pad_id)
         tgt_in = pad_ids(tgt_ids, prefix=self.stepper.bos_id, pad=self.pad_id)  # (B, T)
         device = self.stepper.device
         return self.model(

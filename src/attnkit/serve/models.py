@@ -10,7 +10,6 @@ from typing import Any
 from ..aligning import run
 from ..api import load_captioner, load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
-from ..data.parallel import normalize
 from ..errors import DataError, UnknownNameError, UsageError, shorten
 from ..evaluation.alignment import Links, parse_naacl
 from ..evaluation.map_kinds import applies, model_kind
@@ -225,7 +224,7 @@ def alignment_report(
         links = parse_naacl(gold, len(sources), "field 'gold'", lengths)
     translator = aligners[1]
     for i, source in enumerate(sources):
-        n = len(translator.tokenizer.encode(normalize(source)))
+        n = len(translator.tokenizer.encode(translator.prepare(source)))
         if n > translator.max_source_tokens:
             raise DataError(
                 f"field 'sources': item {i} is {n} subwords; the model reads at most "
