@@ -143,6 +143,8 @@ class HFTranslator(TranslatorBase):
 
     backend = "hf"
     kind = "hf"  # type: ignore[assignment]
+    tokenizer: HFTokens
+    target_tokenizer: HFTokens
     can_rerank = False  # generate()'s length penalty: n-best scores are not log-probabilities
 
     def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
