@@ -39,13 +39,61 @@ def model_folder(path_or_name: str | Path) -> str:
     text = str(path_or_name)
     path = Path(text)
     if path.is_dir():
-        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        config = read_config(path)
         if config.get("auto_map"):
             raise UsageError(
                 f"{path}: this model needs its own Python code (auto_map in config.json); attnkit never "
                 "runs code from a model folder"
             )
     return text
+
+
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "vocab.txt",
+    "source.spm",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "sentencepiece.model",
+    "tokenizer.model",
+)
+# the Auto class -> what its config.json's architectures must name (else transformers would initialize
+# that head at random and answer with it)
+HEADS = {"AutoModelForSequenceClassification": "ForSequenceClassification"}
+
+
+def check_folder(reference: str, auto: str) -> None:
+    """A local folder has a tokenizer and the head ``auto`` loads (else transformers would initialize one
+    at random): one line naming what is missing."""
+    path = Path(reference)
+    if not path.is_dir():
+        return
+    if not any((path / name).is_file() for name in TOKENIZER_FILES):
+        raise UsageError(
+            f"{path}: no tokenizer files (one of {', '.join(TOKENIZER_FILES[:3])}, ...); save the tokenizer "
+            "beside the model (tokenizer.save_pretrained(folder))"
+        )
+    names = read_config(path).get("architectures") or []
+    head = HEADS.get(auto)
+    if head and not any(str(n).endswith(head) for n in names):
+        raise UsageError(
+            f"{path}: its model is {', '.join(map(str, names)) or 'of no named architecture'}, which has no "
+            f"trained classification head (config.json architectures: no *{head}); classify needs one"
+        )
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """A folder's config.json as a mapping; one line when it is not JSON or not an object."""
+    where = path / "config.json"
+    try:
+        found = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UsageError(f"{where}: not a JSON file ({e})") from None
+    if not isinstance(found, dict):
+        raise UsageError(f"{where}: expected a JSON object, got a {type(found).__name__}")
+    return found
 
 
 def reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
@@ -115,9 +163,20 @@ def load_model(auto: str, path_or_name: str | Path, device: str = "cpu") -> tupl
     from ..device import resolve_device
 
     reference = model_folder(path_or_name)
+    check_folder(reference, auto)
     with quiet_loading():
-        tokenizer = pretrained(transformers.AutoTokenizer, reference)
-        model = pretrained(getattr(transformers, auto), reference, attn_implementation="eager")
+        try:
+            tokenizer = pretrained(transformers.AutoTokenizer, reference)
+        except (TypeError, KeyError, AttributeError) as e:  # a tokenizer class given files it cannot read
+            raise UsageError(
+                f"{reference}: its tokenizer files cannot be read ({type(e).__name__}: {e})"
+            ) from None
+        try:
+            model = pretrained(getattr(transformers, auto), reference, attn_implementation="eager")
+        except RuntimeError as e:  # weights whose shapes do not fit config.json
+            if "size" not in str(e) and "shape" not in str(e):
+                raise
+            raise UsageError(f"{reference}: its weights do not fit its config.json (shapes differ)") from None
     return model.to(resolve_device(device)), tokenizer, reference
 
 
@@ -145,7 +204,7 @@ def hf_task(path_or_name: str | Path) -> str:
     config = Path(str(path_or_name)) / "config.json"
     if not config.is_file():
         return "translation"
-    names = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+    names = read_config(config.parent).get("architectures") or []
     if any("SequenceClassification" in n for n in names):
         return "classification"
     return "generation" if any(n.endswith(("LMHeadModel", "ForCausalLM")) for n in names) else "translation"

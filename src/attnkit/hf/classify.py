@@ -21,7 +21,17 @@ import torch
 from ..classify_base import ClassifierBase
 from ..data.documents import Document
 from ..data.words import group_words, special_words, word_groups
+from ..errors import UsageError
 from . import load_model
+
+
+def position_offset(model: Any) -> int:
+    """Positions a model never gives a token: RoBERTa-style embeddings count from ``padding_idx + 1``, so
+    a 130-position RoBERTa reads 128 tokens (BERT: 0)."""
+    embeddings = getattr(getattr(model, "base_model", model), "embeddings", None)
+    table = getattr(embeddings, "position_embeddings", None)
+    padding = getattr(table, "padding_idx", None)
+    return int(padding) + 1 if padding is not None else 0
 
 
 class HFClassifier(ClassifierBase):
@@ -32,9 +42,20 @@ class HFClassifier(ClassifierBase):
     def __init__(self, model: Any, tokenizer: Any, path: str = "") -> None:
         self.model, self.tokenizer, self.path = model.eval(), tokenizer, path
         config = model.config
+        problem = getattr(config, "problem_type", None)
+        if problem in ("regression", "multi_label_classification") or config.num_labels < 2:
+            kind = (
+                "a regression head (one score)"
+                if problem == "regression" or config.num_labels < 2
+                else ("a multi-label head (independent sigmoids)")
+            )
+            raise UsageError(
+                f"{path}: {kind}; classify reads one softmax over two or more labels "
+                f"(config.json problem_type {problem!r}, num_labels {config.num_labels})"
+            )
         self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
         self.class_weights = [1.0] * len(self.labels)
-        positions = getattr(config, "max_position_embeddings", None) or 512
+        positions = (getattr(config, "max_position_embeddings", None) or 512) - position_offset(model)
         self.max_tokens = int(min(positions, getattr(tokenizer, "model_max_length", positions)))
         self.limits = (1, 10**9)  # one sequence; the token limit is applied to pieces (_pieces)
         self.device = next(model.parameters()).device
@@ -59,7 +80,13 @@ class HFClassifier(ClassifierBase):
     def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Any]:
         """Documents read by another tokenizer (a data file's) are re-read as this model's words."""
         own = [replace(mine, label=d.label) for d, mine in zip(docs, self.documents([d.text for d in docs]))]
-        return super().classify_documents(own, batch_size)
+        found = super().classify_documents(own, batch_size)
+        return [replace(r, unread_words=self._unread(d.text)) for r, d in zip(found, own)]
+
+    def _unread(self, text: str) -> int:
+        """Words past the model's positions (``max_tokens`` pieces, specials included)."""
+        words = lambda pieces: sum(not s for s in special_words(pieces))  # noqa: E731
+        return words(self._pieces(text, truncate=False)) - words(self._pieces(text))
 
     @torch.no_grad()
     def _forward(self, texts: Sequence[str]) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import UsageError
 from ..results import TranslatorBase
 from . import load_model
 from .tokens import HFTokens
@@ -65,7 +66,7 @@ class HFStepper:
         self.model, self.default_layer = model, default_layer
         config, generation = model.config, model.generation_config
         self.device = next(model.parameters()).device
-        self.bos_id = int(config.decoder_start_token_id if config.decoder_start_token_id is not None else 0)
+        self.bos_id = start_token(config, generation)
         eos = generation.eos_token_id if generation.eos_token_id is not None else config.eos_token_id
         self.eos_id = int(eos[0] if isinstance(eos, (list, tuple)) else eos)
         self.target_ids = np.arange(int(model.get_output_embeddings().weight.shape[0]), dtype=np.int64)
@@ -73,6 +74,7 @@ class HFStepper:
         self.first_suppressed = list(generation.begin_suppress_tokens or [])
         self.forced_first = generation.forced_bos_token_id
         self.min_length = int(generation.min_length or 0)
+        self.min_new_tokens = int(generation.min_new_tokens or 0)
         self.cache_name = (
             "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
         )
@@ -114,7 +116,7 @@ class HFStepper:
             log_probs[:, self.suppressed] = -float("inf")
         if position == 0 and self.first_suppressed:
             log_probs[:, self.first_suppressed] = -float("inf")
-        if position + 1 < self.min_length:  # min_length counts the start token, as generate does
+        if position + 1 < self.min_length or position < self.min_new_tokens:  # min_length counts the start
             log_probs[:, self.eos_id] = -float("inf")
         if position == 0 and self.forced_first is not None:
             log_probs = torch.full_like(log_probs, -float("inf"))
@@ -129,13 +131,36 @@ def suppressed_tokens(generation: Any) -> list[int]:
     return sorted(set(found))
 
 
+# settings a generation config may set that attnkit's search replaces by its own (said in the warning)
+REPLACED = {
+    "num_beams": "--beam (default 5)",
+    "max_length": "attnkit's length limit (1.5 x source + 10 tokens)",
+    "max_new_tokens": "attnkit's length limit (1.5 x source + 10 tokens)",
+}
+
+
+def start_token(config: Any, generation: Any) -> int:
+    """The decoder's start id: the generation config's, else the model config's; one line if neither."""
+    for found in (generation.decoder_start_token_id, config.decoder_start_token_id):
+        if found is not None:
+            return int(found[0] if isinstance(found, (list, tuple)) else found)
+    raise UsageError(
+        "no decoder_start_token_id in config.json or generation_config.json: the decoder's start"
+    )
+
+
 def differences(generation: Any) -> list[str]:
-    """Generation settings ``generate`` would apply that attnkit's search does not."""
-    return [
+    """Generation settings ``generate`` would apply that attnkit's search does not: unsupported
+    processors, multi-token ``bad_words_ids``, and beam and length settings attnkit sets itself."""
+    found = [
         f"{k}={getattr(generation, k)}"
         for k, off in UNSUPPORTED.items()
         if getattr(generation, k, None) not in (None, off)
     ]
+    found += [f"bad_words_ids={w}" for w in generation.bad_words_ids or [] if len(w) > 1]
+    given = generation.to_diff_dict()
+    found += [f"{k}={given[k]} (attnkit uses {REPLACED[k]})" for k in REPLACED if given.get(k) is not None]
+    return found
 
 
 class HFTranslator(TranslatorBase):
