@@ -27,7 +27,7 @@ class Task(NamedTuple):
 TABLE: dict[str, Task] = {
     "translation": Task(
         result="attnkit.results:Translation",
-        base="attnkit.results:TranslatorBase",
+        base="attnkit.translate_base:TranslatorBase",
         backends={
             "torch": "attnkit.translator:Translator",
             "onnx": "attnkit.runtime.seq2seq:OnnxTranslator",

@@ -15,7 +15,8 @@ from .decoding import TorchStepper
 from .device import model_device, resolve_device, to_device
 from .errors import DeviceError
 from .models.build import build_model, load_for_inference, restore
-from .results import Translation, TranslatorBase
+from .results import Translation
+from .translate_base import TranslatorBase
 
 __all__ = ["Translation", "Translator"]
 

@@ -271,15 +271,14 @@ def _cross_layer_map(
     if method == "attention":
         return weights[0].mean(0).float().cpu().numpy()
     memory = trace.memory[b : b + 1, :s]  # (1, s, D)
-    kv = decoder_layer.cross_attn.project_kv(memory, memory)
-    values = decoder_layer.cross_attn.value_outputs(kv.value)  # (1, H, s, D)
+    values = decoder_layer.cross_values(memory)  # (1, H, s, D)
     if heads:
         values = values[:, list(heads)]
     contributions = torch.einsum("bhts,bhsd->btsd", weights, values)[0]  # (t, s, D)
     if method == "norm":
         return contributions.norm(dim=-1).float().cpu().numpy()
     before = trace.passes[layer].before_cross[b, :t]  # (t, D)
-    attended = contributions.sum(1) + decoder_layer.cross_attn.out_proj.bias  # (t, D)
+    attended = contributions.sum(1) + decoder_layer.cross_bias()  # (t, D)
     reference = decoder_layer.finish(before + attended)  # (t, D)
     zeroed = decoder_layer.finish((before + attended).unsqueeze(1) - contributions)  # (t, s, D)
     return am.cosine_distance(reference.float().cpu().numpy(), zeroed.float().cpu().numpy())
@@ -299,14 +298,12 @@ def _rnn_maps(
         elif method == "attention":
             raw = weights
         else:
-            hidden = trace.queries.shape[-1]
-            context_weight = model.combine.weight[:, hidden:]  # (E, 2D): W_c's context part
-            values = trace.memory @ context_weight.T  # (B, S, E)
+            values = model.context_values(trace.memory)  # (B, S, E)
             contributions = weights.unsqueeze(-1) * values.unsqueeze(1)  # (B, T, S, E)
             if method == "norm":
                 raw = contributions.norm(dim=-1)
             else:  # value_zeroing: h~_t with source j's contribution to c_t removed
-                pre = model.combine(torch.cat([trace.queries, weights @ trace.memory], -1))  # (B, T, E)
+                pre = model.attentional_pre(trace.queries, weights @ trace.memory)  # (B, T, E)
                 zeroed = torch.tanh(pre.unsqueeze(2) - contributions)  # (B, T, S, E)
                 ref = trace.vectors.unsqueeze(2).expand_as(zeroed)
                 raw = 1 - torch.nn.functional.cosine_similarity(ref, zeroed, dim=-1)

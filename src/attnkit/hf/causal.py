@@ -20,7 +20,7 @@ import torch
 
 from ..invariants import check_translation
 from ..results import Translation, check_unicode
-from . import load_model
+from .loading import load_model
 
 
 class Continuation(Translation):

@@ -22,7 +22,7 @@ from ..classify_base import ClassifierBase
 from ..data.documents import Document
 from ..data.words import group_words, special_words, word_groups
 from ..errors import UsageError
-from . import load_model
+from .loading import load_model
 
 
 def position_offset(model: Any) -> int:

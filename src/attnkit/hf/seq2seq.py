@@ -20,8 +20,8 @@ import numpy as np
 import torch
 
 from ..errors import UsageError
-from ..results import TranslatorBase
-from . import load_model
+from ..translate_base import TranslatorBase
+from .loading import load_model
 from .tokens import HFTokens
 
 # generation-config settings attnkit applies, and those it does not (a warning names them when set)

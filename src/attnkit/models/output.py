@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .int8 import int8_linear
+
 IGNORE = -100
 
 
@@ -65,8 +67,6 @@ class TiedOutput(nn.Module):
 
     def freeze_int8(self) -> None:
         """Score with an int8 copy of the current (V_out, E) weight from now on (see ``quantize``)."""
-        from .quantize import int8_linear
-
         with torch.no_grad():
             self._int8 = int8_linear(self._weight())
 

@@ -13,7 +13,7 @@ import copy
 import warnings
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 
 from .output import TiedOutput
 
@@ -56,16 +56,3 @@ def quantize_int8(model: nn.Module) -> nn.Module:
             if isinstance(module, TiedOutput):
                 module.freeze_int8()
     return quantized
-
-
-def int8_linear(weight: Tensor) -> nn.Module:
-    """A dynamic int8 ``y = x W^T`` (per-row scales) from a float weight (V, E)."""
-    from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
-    from torch.ao.quantization import per_channel_dynamic_qconfig
-
-    linear = nn.Linear(weight.shape[1], weight.shape[0], bias=False)
-    linear.weight = nn.Parameter(weight.detach().float().clone(), requires_grad=False)
-    linear.qconfig = per_channel_dynamic_qconfig  # type: ignore[assignment]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return DynamicLinear.from_float(linear)

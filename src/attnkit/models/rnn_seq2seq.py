@@ -199,7 +199,17 @@ class RNNSeq2Seq(nn.Module):
 
     def attentional(self, outputs: Tensor, context: Tensor) -> Tensor:
         """Step 4's h~ = tanh(W_c [h; c]): outputs (..., D), context (..., 2D) -> (..., E)."""
-        return torch.tanh(self.combine(torch.cat([outputs, context], -1)))
+        return torch.tanh(self.attentional_pre(outputs, context))
+
+    def attentional_pre(self, outputs: Tensor, context: Tensor) -> Tensor:
+        """W_c [h; c] before the tanh: outputs (..., D), context (..., 2D) -> (..., E)."""
+        return self.combine(torch.cat([outputs, context], -1))
+
+    def context_values(self, memory: Tensor) -> Tensor:
+        """What each source vector adds to W_c [h; c] per unit of attention (the value vectors that norm
+        and value-zeroing maps weigh, Kobayashi et al. 2020): memory (B, S, 2D) -> (B, S, E)."""
+        queries = self.combine.in_features - memory.shape[-1]
+        return memory @ self.combine.weight[:, queries:].T
 
     def step(self, prev_tokens: Tensor, state: RNNState) -> tuple[Tensor, RNNState, Tensor]:
         """prev_tokens (B, 1) -> log_probs (B, V_out) over ``output.target_ids``, new state,

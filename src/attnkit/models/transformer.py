@@ -95,6 +95,15 @@ class DecoderLayer(nn.Module):
         """The feed-forward sublayer with its residual: (..., D) -> (..., D)."""
         return x + self.dropout(self.ff(self.ff_norm(x)))
 
+    def cross_values(self, memory: Tensor) -> Tensor:
+        """Each head's value vectors of the source after the output projection, the vectors norm and
+        value-zeroing maps weigh: memory (B, S, D) -> (B, H, S, D)."""
+        return self.cross_attn.value_outputs(self.cross_attn.project_kv(memory, memory).value)
+
+    def cross_bias(self) -> Tensor:
+        """The cross-attention output projection's bias (D,): what attending adds besides the values."""
+        return self.cross_attn.out_proj.bias
+
 
 @dataclass
 class DecoderPass:

@@ -15,8 +15,9 @@ import numpy as np
 
 from ..data.arrays import MAX_SOURCE_TOKENS, pad_ids, source_arrays
 from ..data.tokenizer import SubwordTokenizer
-from ..results import Translation, TranslatorBase
+from ..results import Translation
 from ..search import top_candidates
+from ..translate_base import TranslatorBase
 from ..vocab import BOS
 from .manifest import ExportError, Manifest, read_manifest
 from .sessions import parallel_map, sessions, threads
