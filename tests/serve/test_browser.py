@@ -467,3 +467,48 @@ def test_the_heads_page_draws_a_head_report_offline(offline_page, transformer_ck
     assert points == [p["bleu"] for p in report["pruning"]]
     assert len(card.query_selector_all("table.sinks tr")) == 1 + 6  # header + 3 parts x 2 layers
     page.screenshot(path=str(shots / "heads.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def default_server():
+    """The explorer as `attnkit serve` starts it: the default translator (int8 Transformer, reranked by
+    fren-rnn as its record says) and the default classifier."""
+    from attnkit.serve import ModelSet, create_app
+    from tests.helpers import serve_in_thread
+
+    url, running = serve_in_thread(create_app(ModelSet(["enfr-transformer"], ["reviews-han"])))
+    yield url
+    running.should_exit = True
+    running.thread.join(timeout=10)
+
+
+def test_the_default_servers_views_and_maps_draw_the_readme_sentence(default_server, page):
+    """Reranking x layer views x maps on the default (issue 40: 'Cannot read properties of undefined' for
+    21.5% of dev sentences, the README's among them, when the channel picked another candidate)."""
+    body = {"sentences": [CAT], "beam": 5, "n_best": 3, "layers": True}
+    result = _api(default_server, "/api/translate", body)["results"][0]
+    assert result["rerank"]["candidates"][0]["beam_rank"] != 0  # the channel chose another candidate
+    layers = np.array(result["layer_attention"])  # (L, H, T, S)
+    assert layers.shape[2:] == (len(result["target_tokens"]), len(result["source_tokens"]))
+    _open(page, default_server, "translate")
+    page.fill("#translate-input", CAT)
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    card.query_selector(".layer-select").select_option("0")
+    page.wait_for_function("card => card.dataset.drawn === '0/matrix'", arg=card)
+    values = card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.dataset.weight)")
+    np.testing.assert_allclose(
+        np.array([float(v) for v in values]).reshape(layers.shape[2:]), layers[0].mean(0), atol=2e-5
+    )
+    for view, drawn in (("head", "/head"), ("model", "/model")):
+        card.query_selector(".view-select").select_option(view)
+        page.wait_for_function("([card, end]) => (card.dataset.drawn || '').endsWith(end)", arg=[card, drawn])
+    for method in ("rollout", "grad"):
+        page.select_option("#translate-map", method)
+        page.click("#translate-run")
+        page.wait_for_function(
+            f"() => document.querySelector('.map-kind')?.innerText.includes('map: {method}')"
+        )
+        card = page.query_selector(".translation-card")
+        rows = len(card.query_selector_all(".tok.target"))
+        assert rows == len(result["target_tokens"])
