@@ -21,6 +21,7 @@ import numpy as np
 from . import search
 from .data.images import image_array, read_image
 from .errors import UsageError
+from .invariants import check_caption
 from .vocab import BOS, EOS, UNK
 
 MAX_WORDS = 50  # the longest caption a search may write
@@ -39,6 +40,9 @@ class Caption:
     image_size: tuple[int, int]
     source: str = ""
     alternatives: list[Caption] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        check_caption(self)
 
     @property
     def grid(self) -> tuple[int, int]:

@@ -79,6 +79,24 @@ def _check_alternatives(r: Any, s: int) -> None:
         raise InvariantError("a non-finite model score")
 
 
+def check_caption(r: Any) -> None:
+    """The invariants of a ``caption_base.Caption``: one (h, w) map per token over the same grid as the
+    end's map, each a distribution over the grid cells; each alternative valid."""
+    grid = np.shape(r.eos_attention)
+    if len(grid) != 2:
+        raise InvariantError(f"eos_attention must be (h, w), got {grid}")
+    if np.shape(r.attention) != (len(r.tokens), *grid):
+        raise InvariantError(
+            f"attention must be ({len(r.tokens)}, {grid[0]}, {grid[1]}), got {np.shape(r.attention)}"
+        )
+    maps = np.concatenate(
+        [np.reshape(r.attention, (len(r.tokens), -1)), np.reshape(r.eos_attention, (1, -1))]
+    )
+    check_distribution_rows(maps, "caption attention", allow_zero=False)
+    if not np.isfinite(r.score):
+        raise InvariantError("a non-finite caption score")
+
+
 def check_classification(r: Any) -> None:
     """The invariants of a ``results.Classification``."""
     if r.label not in r.probabilities:
