@@ -16,7 +16,7 @@ import numpy as np
 
 from .data.documents import MAX_SENTENCES, MAX_WORDS, Document, document_from_text
 from .log import progress
-from .results import Classification, check_texts, classification
+from .results import Classification, apply_prior, check_texts, classification
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -47,10 +47,8 @@ class ClassifierBase:
 
     def corrected(self, probs: np.ndarray) -> np.ndarray:
         """Probabilities (B, C) under the classifier's prior correction."""
-        if self.prior_bias is None:
-            return probs
-        scaled = probs * np.exp(-np.asarray(self.prior_bias, dtype=np.float32))
-        return np.asarray(scaled / scaled.sum(-1, keepdims=True))
+        bias = None if self.prior_bias is None else np.asarray(self.prior_bias, dtype=np.float32)
+        return apply_prior(probs, bias)
 
     def classify_documents(self, docs: Sequence[Document], batch_size: int = 64) -> list[Classification]:
         """Documents batched by size (fewer padded sentences and words), answered in input order."""

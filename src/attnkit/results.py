@@ -204,6 +204,16 @@ def check_tau(tau: float) -> float:
 
 
 def log_prior(class_weights: Sequence[float], tau: float) -> np.ndarray | None:
-    """``tau * log w`` (C,) to subtract from logits (``training.prior``); None when tau is 0."""
+    """``tau * log w`` (C,) to subtract from logits (``training.prior``); None when tau is 0. The one
+    place the prior correction's bias is computed (torch and ONNX classifiers, the server)."""
     tau = check_tau(tau)
     return None if tau == 0.0 else tau * np.log(np.asarray(class_weights, dtype=np.float32))
+
+
+def apply_prior(probs: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """Probabilities (..., C) with a prior bias (C,) subtracted from their logits, renormalized: the one
+    place the correction is applied (a classifier's decisions, the server's re-decisions)."""
+    if bias is None:
+        return probs
+    scaled = np.asarray(probs, dtype=np.float64) * np.exp(-np.asarray(bias, dtype=np.float64))
+    return np.asarray(scaled / scaled.sum(-1, keepdims=True), dtype=np.float32)

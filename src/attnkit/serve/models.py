@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..aligning import run
 from ..api import load_captioner, load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
@@ -15,7 +17,7 @@ from ..evaluation.alignment import Links, parse_naacl
 from ..evaluation.map_kinds import applies, model_kind
 from ..names import ATTENTION_MAPS
 from ..pretrained import shipped
-from ..results import Classification
+from ..results import Classification, apply_prior
 
 
 @dataclass
@@ -195,9 +197,9 @@ def reprior(result: Classification, weights: list[float], tau_from: float, tau_t
     p_to(c) ∝ p_from(c) * w_c ** (tau_from - tau_to) (see ``training.prior``)."""
     if tau_from == tau_to:
         return result
-    scaled = {c: p * w ** (tau_from - tau_to) for (c, p), w in zip(result.probabilities.items(), weights)}
-    total = sum(scaled.values())
-    probs = {c: p / total for c, p in scaled.items()}
+    bias = (tau_to - tau_from) * np.log(np.asarray(weights, dtype=np.float64))  # what log_prior gives
+    shifted = apply_prior(np.array(list(result.probabilities.values())), bias)
+    probs = {c: float(p) for c, p in zip(result.probabilities, shifted)}
     return Classification(
         result.text,
         max(probs, key=lambda c: probs[c]),

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from ..checkpoint import Checkpoint
 from ..errors import UsageError
-from ..results import check_tau
+from ..results import check_tau, log_prior
 
 __all__ = ["check_tau", "geometric_mean", "prior_bias", "stored_class_weights"]
 
@@ -56,4 +56,5 @@ def prior_bias(ckpt: Checkpoint, tau: float | None = None) -> Tensor | None:
             "this classifier does not keep its training class weights and its training data is not "
             "readable here: prior correction needs one of the two (use --prior-correction 0)"
         )
-    return tau * torch.tensor(weights).log()
+    bias = log_prior(weights, tau)
+    return None if bias is None else torch.from_numpy(bias)
