@@ -8,6 +8,7 @@ A backend, option or map joins by being in the table. Hypothesis draws the sente
 from __future__ import annotations
 
 import itertools
+import json
 import re
 
 import numpy as np
@@ -35,29 +36,41 @@ OPTIONS = [
 
 
 @pytest.fixture(scope="module")
-def built(translator_ckpt, transformer_ckpt, tmp_path_factory):
-    """Each build's loader (built lazily, once)."""
+def specs(translator_ckpt, transformer_ckpt, tmp_path_factory):
+    """Each build's (model reference, --backend, --int8) as a user gives it (made lazily, once)."""
+    cache: dict[str, tuple[str, str, bool]] = {}
+
+    def get(build: str) -> tuple[str, str, bool]:
+        if build not in cache:
+            kind, _, model = build.partition("-")
+            checkpoint = str(translator_ckpt if model == "rnn" else transformer_ckpt)
+            if kind == "hf":
+                pytest.importorskip("transformers")
+                from tests.hf import tiny
+
+                cache[build] = (str(tiny.marian(tmp_path_factory.mktemp("combo-marian"))), "auto", False)
+            elif kind == "torch":
+                cache[build] = (checkpoint, "torch", False)
+            else:
+                from attnkit.export import export
+
+                folder = tmp_path_factory.mktemp(f"combo-{build}") / "onnx"
+                export(checkpoint, folder, int8=kind == "onnx8")
+                cache[build] = (str(folder), "onnx", kind == "onnx8")
+        return cache[build]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def built(specs):
+    """Each build's translator (loaded once)."""
     cache: dict[str, object] = {}
 
     def get(build: str):
-        if build in cache:
-            return cache[build]
-        kind, _, model = build.partition("-")
-        if kind == "hf":
-            pytest.importorskip("transformers")
-            from tests.hf import tiny
-
-            cache[build] = load_translator(str(tiny.marian(tmp_path_factory.mktemp("combo-marian"))))
-            return cache[build]
-        checkpoint = translator_ckpt if model == "rnn" else transformer_ckpt
-        if kind == "torch":
-            cache[build] = load_translator(str(checkpoint), backend="torch")
-            return cache[build]
-        from attnkit.export import export
-
-        folder = tmp_path_factory.mktemp(f"combo-{build}") / "onnx"
-        export(str(checkpoint), folder, int8=kind == "onnx8")
-        cache[build] = load_translator(str(folder), backend="onnx", int8=kind == "onnx8")
+        if build not in cache:
+            spec, backend, int8 = specs(build)
+            cache[build] = load_translator(spec, backend=backend, int8=int8)
         return cache[build]
 
     return get
@@ -150,3 +163,74 @@ def test_the_table_names_importable_classes_and_every_backend_declares_a_kind_it
         translator = built(build)
         assert translator.kind in tasks.PROVIDES and translator.backend in tasks.TABLE["translation"].backends
     assert set(tasks.NEEDS) >= set(tasks.MAPS)
+
+
+SURFACES = ["cli-json", "cli-html", "cli-plot", "http"]
+
+
+def _surface_rows(surface, spec, backend, int8, options, tmp_path, capsys):
+    """What a surface answers for SENTENCES, as JSON rows (``Translation.to_json`` + layers)."""
+    from attnkit.cli.main import main
+
+    if surface == "http":
+        from starlette.testclient import TestClient
+
+        from attnkit.serve import ModelSet, create_app
+
+        models = ModelSet([spec], [], backend=backend, int8=int8, rerank=False)
+        body = {"sentences": SENTENCES, "beam": 3, "n_best": 2, "layers": True, **options}
+        answer = TestClient(create_app(models), base_url="http://127.0.0.1:8000").post(
+            "/api/translate", json=body
+        )
+        assert answer.status_code == 200, answer.text
+        return answer.json()["results"]
+    argv = ["translate", "--model", spec, "--backend", backend, "--beam", "3", *(["--int8"] if int8 else [])]
+    argv += [f"--{k.replace('_', '-')}={v}" for k, v in options.items()]
+    out = tmp_path / {"cli-json": "x", "cli-html": "page.html", "cli-plot": "plot.png"}[surface]
+    argv += {"cli-json": ["--json"], "cli-html": ["--html", str(out)], "cli-plot": ["--plot", str(out)]}[
+        surface
+    ]
+    capsys.readouterr()
+    assert main([*argv, *SENTENCES]) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out.strip().splitlines()
+    if surface == "cli-json":
+        return [json.loads(line) for line in printed]
+    if surface == "cli-plot":
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 2000
+        return []
+    page = out.read_text(encoding="utf-8")
+    payload = page.split('<script id="attnkit-data" type="application/json">', 1)[1].split("</script>", 1)[0]
+    return json.loads(payload)["results"]
+
+
+def _check_row(row, translator):
+    t, s = len(row["target_tokens"]), len(row["source_tokens"])
+    if not row["translation"]:
+        return
+    check_matrix(np.array(row["attention"]), t, s, f"{row['source']!r}: attention")
+    for k, (tokens, matrix) in enumerate(
+        zip(row.get("alternative_tokens", []), row.get("alternative_attention", []))
+    ):
+        check_matrix(np.array(matrix), len(tokens), s, f"alternative {k + 1}")
+    if "layer_attention" in row:
+        layers = np.array(row["layer_attention"])
+        assert layers.shape == (translator.attention_layers, translator.attention_heads, t, s)
+        for layer, head in itertools.product(range(layers.shape[0]), range(layers.shape[1])):
+            check_matrix(layers[layer, head], t, s, f"layer {layer} head {head}")
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+@pytest.mark.parametrize("build", BUILDS)
+def test_every_surface_of_every_backend_answers_results_that_keep_the_invariants(
+    specs, built, build, surface, tmp_path, capsys
+):
+    spec, backend, int8 = specs(build)
+    translator = built(build)
+    maps = [m for m in tasks.MAPS if m != "attention" and tasks.applies(m, translator.kind)]
+    choices = [{}] + [{"attention_map": m} for m in maps[:1]]  # the first derived map that applies
+    for options in choices:
+        rows = _surface_rows(surface, spec, backend, int8, options, tmp_path, capsys)
+        assert surface == "cli-plot" or len(rows) == len(SENTENCES)
+        for row in rows:
+            _check_row(row, translator)
+            assert row.get("attention_map", "attention") == options.get("attention_map", "attention")
