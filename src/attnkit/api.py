@@ -1,8 +1,9 @@
-"""The Python API: ``attnkit.load(path_or_name)`` returns a translator or a classifier.
+"""The Python API: ``attnkit.load(path_or_name)`` returns a translator, a classifier or a captioner.
 
-``backend``: "auto" (default) runs a model's ONNX export with the torch-free runtime when it has one and
-the device is the CPU, else the torch checkpoint; "onnx" requires an export; "torch" the checkpoint.
-Both backends return the same result objects (``attnkit.results``).
+Every model is resolved once and built from the task x backend table (``loading``); ``backend``: "auto"
+(default) runs a model's ONNX export with the torch-free runtime when it has one and the device is the
+CPU, else the torch checkpoint; "onnx" requires an export; "torch" the checkpoint. Every backend returns
+the same result objects (``attnkit.results``).
 """
 
 from __future__ import annotations
@@ -11,85 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .pretrained import find_export, resolve
+from .loading import BACKENDS, export_graphs, instantiate, load_reference, resolve_reference, runtime_int8
+from .pretrained import record
 
-BACKENDS = ("auto", "onnx", "torch")
-
-
-def _shipped_name(path_or_name: str | Path | None, task: str) -> bool:
-    from .pretrained import DEFAULTS, shipped
-
-    return str(path_or_name if path_or_name is not None else DEFAULTS[task]) in shipped()
-
-
-def _installed(path_or_name: str | Path | None, task: str) -> None:
-    """A NotFoundError saying how to fetch a shipped model that this install does not hold yet."""
-    from . import store
-    from .pretrained import DEFAULTS
-
-    name = str(path_or_name if path_or_name is not None else DEFAULTS[task])
-    if name in store.names("pretrained") and not Path(name).exists():
-        store.folder("pretrained", name)
-
-
-def runtime_int8(path_or_name: str | Path | None, task: str = "translation") -> bool:
-    """Whether a model's ONNX export has only int8 graphs (the shipped Transformers): then the runtime
-    path is ``int8=True``, and without it the checkpoint runs on torch."""
-    folder = find_export(path_or_name, task)
-    if folder is None:
-        return False
-    from .runtime import read_manifest
-
-    graphs = read_manifest(folder, verify=False).graphs
-    return "int8" in graphs and "fp32" not in graphs
-
-
-def _export(path_or_name: str | Path | None, task: str, backend: str, int8: bool, device: str) -> Path | None:
-    """The export folder to run, or None for torch; errors name what is missing."""
-    if backend not in BACKENDS:
-        raise UsageError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    _installed(path_or_name, task)
-    if backend == "torch":
-        return None
-    folder = find_export(path_or_name, task)
-    if backend == "auto":
-        if folder is None or device != "cpu":
-            return None
-        from .runtime import read_manifest
-
-        if ("int8" if int8 else "fp32") in read_manifest(folder, verify=False).graphs:
-            return folder
-        # a shipped model's export without this variant: its checkpoint runs on torch; an export folder
-        # given by path has no checkpoint, and the runtime's error names the variants it has
-        return None if _shipped_name(path_or_name, task) else folder
-    if device != "cpu":
-        raise UsageError("--backend onnx runs on the CPU only; use --device cpu (or --backend torch)")
-    if folder is None:
-        name = path_or_name or "the default model"
-        raise UsageError(f"{name} has no ONNX export; make one with `attnkit export {name} --out DIR`")
-    return folder
-
-
-def _hugging_face(path_or_name: str | Path | None, backend: str, int8: bool) -> bool:
-    """Whether ``path_or_name`` is a Hugging Face model folder or Hub id (``attnkit.hf``), checked
-    against the options that cannot apply to one."""
-    from .hf import is_hf_reference
-
-    if not is_hf_reference(path_or_name):
-        return False
-    if backend == "onnx" or int8:
-        raise UsageError(
-            f"{path_or_name}: a Hugging Face model runs on torch (--backend auto or torch, no --int8)"
-        )
-    return True
-
-
-def _task_of(path_or_name: str | Path | None, task: str) -> str:
-    """The task of a shipped name (its record), else ``task`` (a path says its own task when loaded)."""
-    from .pretrained import record
-
-    found = record(str(path_or_name)) if path_or_name is not None else None
-    return found.task if found is not None else task if path_or_name is None else ""
+__all__ = [
+    "BACKENDS",
+    "load",
+    "load_captioner",
+    "load_classifier",
+    "load_translator",
+    "runtime_int8",
+    "train",
+]
 
 
 def load(
@@ -102,32 +36,10 @@ def load(
     whether it translates, classifies or captions. ``int8``: int8 weights (torch dynamic quantization, or the
     export's int8 graphs). A shipped translator (and the default, ``attnkit.load()``) loads as the CLI runs
     it: on its runtime, reranking with its channel model where its record names one."""
-    if _hugging_face(path_or_name, backend, int8):
-        from .hf import hf_task, load_hf
-
-        return load_hf(str(path_or_name), hf_task(str(path_or_name)))
-    if _task_of(path_or_name, task) == "translation":
+    ref = resolve_reference(path_or_name, task if path_or_name is None else "", backend, int8)
+    if ref.task == "translation":
         return load_translator(path_or_name, int8=int8, backend=backend)  # what the CLI runs
-    folder = _export(path_or_name, task, backend, int8, "cpu")
-    if folder is not None:
-        from .runtime import load_export
-
-        return load_export(folder, int8=int8)
-    from .checkpoint import load_checkpoint
-
-    path = resolve(path_or_name, task)
-    task = load_checkpoint(path).task
-    if task == "classification":
-        from .classifier import Classifier
-
-        return Classifier.from_checkpoint(path, int8=int8)
-    if task == "captioning":
-        from .captioner import Captioner
-
-        return Captioner.from_checkpoint(path)
-    from .translator import Translator
-
-    return Translator.from_checkpoint(path, int8=int8)
+    return instantiate(ref)
 
 
 def load_translator(
@@ -179,13 +91,12 @@ def load_translator(
 
 def _has_int8(path_or_name: str | Path) -> bool:
     """Whether a model has int8 ONNX graphs (a channel model runs them with ``--int8``, else fp32 on the
-    runtime rather than torch's dynamic int8)."""
-    folder = find_export(path_or_name, "translation")
-    if folder is None:
-        return not _shipped_name(path_or_name, "translation")  # a checkpoint path: torch's int8
-    from .runtime import read_manifest
+    runtime rather than torch's dynamic int8); a checkpoint path: torch's int8."""
+    from .pretrained import find_export
 
-    return "int8" in read_manifest(folder, verify=False).graphs
+    if find_export(path_or_name, "translation") is None:
+        return record(str(path_or_name)) is None
+    return "int8" in export_graphs(path_or_name)
 
 
 def language_pair(translator: Any) -> tuple[str, str] | None:
@@ -228,21 +139,7 @@ def describe(model: Any) -> str:
 
 
 def _load_translator(path_or_name: str | Path | None, int8: bool, device: str, backend: str) -> Any:
-    if backend == "auto" and device == "cpu" and not int8 and _shipped_name(path_or_name, "translation"):
-        int8 = runtime_int8(path_or_name)  # the shipped Transformers' runtime: their int8-only export
-    if _hugging_face(path_or_name, backend, int8):
-        from .hf import hf_task, load_hf
-
-        task = hf_task(str(path_or_name))  # a decoder-only LM "translates" by continuing its prompt
-        return load_hf(str(path_or_name), "generation" if task == "generation" else "translation", device)
-    folder = _export(path_or_name, "translation", backend, int8, device)
-    if folder is not None:
-        from .runtime.seq2seq import OnnxTranslator
-
-        return OnnxTranslator.from_export(folder, int8=int8)
-    from .translator import Translator
-
-    return Translator.from_checkpoint(resolve(path_or_name, "translation"), int8=int8, device=device)
+    return load_reference(path_or_name, "translation", backend, int8, device)
 
 
 def load_classifier(
@@ -254,34 +151,20 @@ def load_classifier(
 ) -> Any:
     """A HAN classifier (or a Hugging Face sequence classifier folder); ``prior_correction``: tau in
     [0, 1] (None = the model's own setting)."""
-    if _hugging_face(path_or_name, backend, int8):
-        from .hf import load_hf
-
+    ref = resolve_reference(path_or_name, "classification", backend, int8, device)
+    if ref.task != "classification":
+        raise UsageError(f"{ref.name} is a {ref.task} model: classify needs a classifier")
+    if ref.backend == "hf":
         if prior_correction:
             raise UsageError(f"{path_or_name}: prior correction needs a HAN's training class weights")
-        return load_hf(str(path_or_name), "classification", device)
-    folder = _export(path_or_name, "classification", backend, int8, device)
-    if folder is not None:
-        from .runtime.han import OnnxClassifier
-
-        return OnnxClassifier.from_export(folder, int8=int8, prior_correction=prior_correction)
-    from .classifier import Classifier
-
-    path = resolve(path_or_name, "classification")
-    return Classifier.from_checkpoint(path, int8=int8, prior_correction=prior_correction, device=device)
+        return instantiate(ref, device)
+    return instantiate(ref, device, prior_correction=prior_correction)
 
 
 def load_captioner(path_or_name: str | Path | None = None, device: str = "cpu", backend: str = "auto") -> Any:
     """A captioner (``models.captioner``): a checkpoint, an export folder or a shipped name (default:
     ``digits-captioner``); its ONNX export runs without torch."""
-    folder = _export(path_or_name, "captioning", backend, False, device)
-    if folder is not None:
-        from .runtime.captioner import OnnxCaptioner
-
-        return OnnxCaptioner.from_export(folder)
-    from .captioner import Captioner
-
-    return Captioner.from_checkpoint(resolve(path_or_name, "captioning"), device=device)
+    return load_reference(path_or_name, "captioning", backend, False, device)
 
 
 def train(config: Any, resume: bool = False, overwrite: bool = False) -> str:
