@@ -20,9 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attnkit.api import load_translator
-from attnkit.datasets import parallel_split
-from attnkit.evaluation.alignment import (
+from attnkit.alignment.links import (
     Links,
     aer,
     align,
@@ -31,6 +29,8 @@ from attnkit.evaluation.alignment import (
     symmetrize,
     word_matrices,
 )
+from attnkit.api import load_translator
+from attnkit.datasets import parallel_split
 
 WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]", re.UNICODE)
 

@@ -26,7 +26,7 @@ def encoder_levels(model_name: str, tokens: int) -> list[np.ndarray]:
 
     from attnkit.api import load_translator
     from attnkit.datasets import parallel_split
-    from attnkit.evaluation.attention_maps import residual_mix
+    from attnkit.explain.attention_maps import residual_mix
 
     translator = load_translator(model_name, backend="torch", rerank=False)
     with gzip.open(parallel_split("tatoeba-eng-fra", "dev")[0], "rt", encoding="utf-8") as handle:
@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--peer-sinks", type=int, default=5)
     parser.add_argument("--full", action="store_true", help="also time the whole map (tokens x tokens flows)")
     args = parser.parse_args()
-    from attnkit.evaluation.attention_maps import layered_flow
+    from attnkit.explain.attention_maps import layered_flow
 
     levels = encoder_levels(args.model, args.tokens)
     n, top = levels[0].shape[0], levels[0].shape[0] // 2

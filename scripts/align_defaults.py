@@ -25,8 +25,8 @@ PREVIOUS = {"scores": "attention", "combine": "mean", "links": "intersect"}
 
 
 def _read(hansards: Path, split: str) -> dict[str, Any]:
+    from attnkit.alignment.links import read_naacl
     from attnkit.data.parallel import read_lines
-    from attnkit.evaluation.alignment import read_naacl
 
     src, tgt = read_lines(hansards / f"{split}.en-fr.en"), read_lines(hansards / f"{split}.en-fr.fr")
     sure, possible = read_naacl(hansards / f"{split}.en-fr.naacl", len(src))
@@ -34,7 +34,7 @@ def _read(hansards: Path, split: str) -> dict[str, Any]:
 
 
 def _aer(models: tuple[Any, Any], data: dict[str, Any], setting: dict[str, str], cache: dict) -> float:
-    from attnkit.evaluation.alignment import aer, align, symmetrize, word_matrices
+    from attnkit.alignment.links import aer, align, symmetrize, word_matrices
 
     def mats(which: int, scores: str) -> list[Any]:
         key = (id(data), which, scores)

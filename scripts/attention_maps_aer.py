@@ -28,7 +28,7 @@ def _choices(method: str, layers: int, heads: int) -> list[dict[str, Any]]:
 
 
 def _score(translator: Any, data: dict[str, Any], method: str, choice: dict[str, Any]) -> dict[str, Any]:
-    from attnkit.evaluation.alignment import aer, align, word_matrices
+    from attnkit.alignment.links import aer, align, word_matrices
 
     start = time.perf_counter()
     mats = word_matrices(
@@ -43,8 +43,8 @@ def _score(translator: Any, data: dict[str, Any], method: str, choice: dict[str,
 
 
 def _read(hansards: Path, split: str) -> dict[str, Any]:
+    from attnkit.alignment.links import read_naacl
     from attnkit.data.parallel import read_lines
-    from attnkit.evaluation.alignment import read_naacl
 
     src = read_lines(hansards / f"{split}.en-fr.en")
     tgt = read_lines(hansards / f"{split}.en-fr.fr")
@@ -59,8 +59,8 @@ def main() -> None:
     parser.add_argument("--methods", default=None, help="comma-separated (default: all that apply)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
+    from attnkit.alignment.aligner import aer_interval
     from attnkit.api import load_translator
-    from attnkit.evaluation.aligner import aer_interval
     from attnkit.names import ATTENTION_MAPS
 
     translator = load_translator(args.model, backend="torch", rerank=False)

@@ -28,8 +28,8 @@ def main() -> None:
     from attnkit.api import load_translator
     from attnkit.datasets import parallel_split
     from attnkit.evaluation.map_erasure import erasure_agreement
-    from attnkit.evaluation.saliency import saliency_maps
-    from attnkit.evaluation.translator_maps import translator_maps
+    from attnkit.explain.saliency import saliency_maps
+    from attnkit.explain.translator_maps import translator_maps
     from attnkit.names import ATTENTION_MAPS
 
     translator = load_translator(args.model, backend="torch", rerank=False)

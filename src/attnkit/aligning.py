@@ -3,7 +3,7 @@ explorer's ``/api/align`` and scripts (the Python API of word alignment).
 
 Defaults come from the shipped model's record (``pretrained.records``: its reverse model and the trial
 set's choice of scores, symmetrization and link method); a model without one is aligned in one
-direction from its attention with argmax links. ``align_corpus`` (``evaluation.aligner``) does the work.
+direction from its attention with argmax links. ``align_corpus`` (``alignment.aligner``) does the work.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def align(
     """Word links of sentence pairs (whitespace-separated words) -> ``AlignmentReport`` (``.pharaoh()``,
     ``.rows()``, ``.summary()`` with AER against ``gold``: (sure, possible) 0-based links). ``model``,
     ``reverse_model``: shipped names or paths (defaults: ``align_settings``). ``options``: layer, heads,
-    shift, threshold (``evaluation.aligner.align_corpus``)."""
+    shift, threshold (``alignment.aligner.align_corpus``)."""
     settings = align_settings(model, reverse_model, scores, method, symmetrize, backend=backend)
     forward, reverse = load_aligners(settings, backend, device)
     return run(settings, forward, reverse, sources, targets, gold, **options)
@@ -110,7 +110,7 @@ def run(
     **options: Any,
 ) -> Any:
     """``align`` on translators already loaded (the explorer keeps them between requests)."""
-    from .evaluation.aligner import align_corpus
+    from .alignment.aligner import align_corpus
 
     if len(sources) != len(targets):
         raise UsageError(f"{len(sources)} sources but {len(targets)} targets")

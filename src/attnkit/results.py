@@ -35,7 +35,7 @@ class Translation:
     # each alternative's pieces (with </s>) and attention (T_k, S), as for the best translation
     alternative_tokens: list[list[str]] = field(default_factory=list, repr=False)
     alternative_attention: list[np.ndarray] = field(default_factory=list, repr=False)
-    # what ``attention`` holds: the decoder's weights, or a derived map (``evaluation.translator_maps``)
+    # what ``attention`` holds: the decoder's weights, or a derived map (``explain.translator_maps``)
     attention_map: str = "attention"
     # noisy-channel reranking (``rerank``): weights and each candidate's forward, channel, combined scores
     rerank: dict[str, Any] | None = None

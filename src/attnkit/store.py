@@ -83,6 +83,7 @@ def fetch(name: str, source: str | None = None) -> Path:
         return present
     if not source:
         raise UsageError(f"{name}: give --from SOURCE (or set ATTNKIT_SOURCE): where to fetch it from")
+    check_source(source)
     target = cache_root() / key
     tmp = target.with_name(f".{target.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -95,6 +96,22 @@ def fetch(name: str, source: str | None = None) -> Path:
     return target
 
 
+def check_source(source: str) -> None:
+    """An http(s) URL that parses, or a folder: one line otherwise, before anything is written."""
+    if source.startswith(("http://", "https://")):
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(source)
+            parts.port  # noqa: B018 (parsing the port is what raises on a bad one)
+        except ValueError as e:
+            raise UsageError(f"--from {source}: not a valid URL ({e})") from None
+        if not parts.hostname:
+            raise UsageError(f"--from {source}: not a valid URL (no host)")
+    elif not Path(source).is_dir():
+        raise UsageError(f"--from {source}: no such folder (give a clone's src/attnkit folder or its URL)")
+
+
 def _copy(source: str, relative: str, dest: Path, digest: str) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     if source.startswith(("http://", "https://")):
@@ -104,7 +121,7 @@ def _copy(source: str, relative: str, dest: Path, digest: str) -> None:
         try:
             with urllib.request.urlopen(url, timeout=60) as answer, dest.open("wb") as out:  # noqa: S310
                 shutil.copyfileobj(answer, out)
-        except OSError as e:
+        except (OSError, ValueError) as e:
             raise UsageError(f"cannot fetch {url}: {e}") from None
     else:
         path = Path(source) / relative

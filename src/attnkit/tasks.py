@@ -86,7 +86,7 @@ DESCRIPTION = {
     "causal": "Hugging Face causal language model",
 }
 
-# What each attention map and view needs (maps: ``evaluation.attention_maps``; views: the explorer's).
+# What each attention map and view needs (maps: ``explain.attention_maps``; views: the explorer's).
 NEEDS: dict[str, frozenset[str]] = {
     "attention": frozenset(),
     "rollout": frozenset({"layers", "self_attention"}),

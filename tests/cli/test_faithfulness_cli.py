@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from attnkit.alignment.links import aer, read_naacl
 from attnkit.cli.main import main
-from attnkit.evaluation.alignment import aer, read_naacl
 
 
 @pytest.fixture

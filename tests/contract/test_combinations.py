@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from attnkit import tasks
 from attnkit.api import load_translator
 from attnkit.errors import UsageError
-from attnkit.evaluation.translator_maps import with_attention_map
+from attnkit.explain.translator_maps import with_attention_map
 from attnkit.invariants import check_matrix, check_translation
 from attnkit.rerank import NoisyChannel
 

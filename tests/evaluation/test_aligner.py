@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from attnkit.alignment.aligner import Matrices, align_corpus, corpus_matrices
+from attnkit.alignment.links import align, symmetrize, word_matrices
 from attnkit.cli.main import main
-from attnkit.evaluation.aligner import Matrices, align_corpus, corpus_matrices
-from attnkit.evaluation.alignment import align, symmetrize, word_matrices
 
 SOURCES, TARGETS = ["a b c"], ["x y"]
 FORWARD = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])  # target x source: x -> a, y -> c

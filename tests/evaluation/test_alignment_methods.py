@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
+from attnkit.alignment.links import aer, align, grow_diag, symmetrize, word_matrices
 from attnkit.data.batching import make_batch
-from attnkit.evaluation.alignment import aer, align, grow_diag, symmetrize, word_matrices
 from attnkit.evaluation.faithfulness import alignment_faithfulness
 
 
@@ -39,7 +39,7 @@ def test_saliency_rows_are_normalized_gradient_x_input(translator_ckpt):
     translator = Translator.from_checkpoint(translator_ckpt)
     maps = word_matrices(translator, ["ab cd ef"], ["ab cd ef"], scores="saliency")
     assert maps[0].shape == (3, 3) and np.all(maps[0] >= 0)
-    from attnkit.evaluation.saliency import saliency_maps
+    from attnkit.explain.saliency import saliency_maps
 
     src_p, tgt_p, piece = saliency_maps(translator, ["ab cd ef"], ["ab cd ef"])[0]
     np.testing.assert_allclose(piece.sum(1), 1.0, atol=1e-5)

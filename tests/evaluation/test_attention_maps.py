@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from attnkit.errors import UsageError
-from attnkit.evaluation import attention_maps as am
-from attnkit.evaluation.translator_maps import translator_maps
+from attnkit.explain import attention_maps as am
+from attnkit.explain.translator_maps import translator_maps
 
 PAIR = (["the cat sat on the mat ."], ["le chat est assis ."])
 
@@ -140,7 +140,7 @@ def test_methods_that_do_not_apply_are_one_line_errors(translators, kind, method
 
 
 def test_batched_relevance_equals_each_pair_alone():
-    from attnkit.evaluation.translator_maps import relevance_batch
+    from attnkit.explain.translator_maps import relevance_batch
 
     rng = np.random.default_rng(3)
     lengths, big_t, big_s = [(3, 4), (5, 2)], 5, 4

@@ -7,9 +7,9 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from attnkit.evaluation.attribution import ProbabilityModel, scores
-from attnkit.evaluation.erasure import erase, erase_batch, pad_documents, top_units
 from attnkit.evaluation.faithfulness import bootstrap_interval, han_faithfulness, kendall_tau
+from attnkit.explain.attribution import ProbabilityModel, scores
+from attnkit.explain.erasure import erase, erase_batch, pad_documents, top_units
 from attnkit.models.han import HANOutput
 
 KEY = 7  # the one word the toy model's decision rests on

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from attnkit.errors import UsageError
-from attnkit.evaluation.attribution import ProbabilityModel, map_scores, scores
+from attnkit.explain.attribution import ProbabilityModel, map_scores, scores
 
 DOCS = np.array([[[3, 4, 5], [6, 7, 0]], [[8, 3, 0], [0, 0, 0]]], dtype=np.int64)  # (B=2, N=2, W=3)
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attnkit.evaluation.alignment import aer, align, pharaoh, read_naacl
+from attnkit.alignment.links import aer, align, pharaoh, read_naacl
 from attnkit.evaluation.classification import classification_report
 from attnkit.evaluation.metrics import corpus_scores
 from attnkit.evaluation.report import mean_entropy

@@ -87,7 +87,7 @@ def test_faithfulness_and_evaluation_run_on_a_hugging_face_classifier(bert_dir, 
 
 def test_rollout_flow_and_grad_of_a_hugging_face_classifier(classifier):
     from attnkit.errors import UsageError
-    from attnkit.evaluation import attention_maps as am
+    from attnkit.explain import attention_maps as am
     from attnkit.hf.faithfulness import HFProbability
 
     prob = HFProbability(classifier)

@@ -8,8 +8,8 @@ import pytest
 
 from attnkit.api import load_translator
 from attnkit.errors import UsageError
-from attnkit.evaluation import attention_maps as am
-from attnkit.evaluation.translator_maps import translator_maps
+from attnkit.explain import attention_maps as am
+from attnkit.explain.translator_maps import translator_maps
 from tests.hf.tiny import SOURCES, TARGETS
 
 

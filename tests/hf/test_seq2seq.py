@@ -125,7 +125,7 @@ def test_words_of_each_family_are_spelled_back():
 def test_align_reads_words_of_any_family(translator):
     """Word links from a Hugging Face model: one row per target word, one column per source word, for
     sentencepiece and byte-level BPE (BART's <s> prefix dropped like </s>)."""
-    from attnkit.evaluation.alignment import word_matrices
+    from attnkit.alignment.links import word_matrices
 
     for matrix, source, target in zip(word_matrices(translator, SOURCES[:3], TARGETS[:3]), SOURCES, TARGETS):
         assert matrix.shape == (len(target.split()), len(source.split()))

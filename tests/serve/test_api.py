@@ -307,7 +307,7 @@ def test_caption_answers_what_the_python_api_gives(client, captioner_ckpt, tmp_p
 def test_attention_maps_are_read_on_the_torch_twin_of_an_onnx_translator(client, models):
     """enfr-rnn is served from its ONNX export; grad is computed on its torch checkpoint, from the ids
     the export decoded, and equals the library's map of the same pair."""
-    from attnkit.evaluation.translator_maps import translator_maps
+    from attnkit.explain.translator_maps import translator_maps
 
     info = {t["name"]: t for t in client.get("/api/models").json()["translators"]}
     assert info["enfr-rnn"]["attention_maps"] == ["attention", "norm", "grad", "value_zeroing"]

@@ -128,7 +128,7 @@ class MultiHeadAttention(nn.Module):
     def value_outputs(self, value: Tensor) -> Tensor:
         """Each head's projected values through its slice of the output projection, without the bias:
         (B, H, S, Dh) -> f (B, H, S, D), so that ``output = sum_h weights_h @ f_h + out_proj.bias``
-        (the vectors Kobayashi et al. 2020 weigh attention by; ``evaluation.attention_maps``)."""
+        (the vectors Kobayashi et al. 2020 weigh attention by; ``explain.attention_maps``)."""
         per_head = self.out_proj.weight.view(self.d_model, self.num_heads, self.head_dim)  # (D, H, Dh)
         return torch.einsum("bhsk,dhk->bhsd", value, per_head)
 

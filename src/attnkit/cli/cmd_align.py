@@ -226,7 +226,7 @@ def check_aligners(args: argparse.Namespace, forward: Any, reverse: Any) -> None
     """Each model is a translator that gives --scores (one line naming the model and its role), and the
     reverse model translates the other way (target -> source) when both directions are known."""
     from ..api import check_channel, describe
-    from ..evaluation.map_kinds import check_method
+    from ..explain.map_kinds import check_method
 
     names = _names(args)
     for model, name in ((forward, names[0]), (reverse, f"{names[1]} (the reverse model)")):
@@ -252,7 +252,7 @@ def check_scores() -> tuple[str, ...]:
 
 def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
     """(sure, possible) gold links, checked against the sentences' word counts."""
-    from ..evaluation.alignment import read_naacl
+    from ..alignment.links import read_naacl
 
     lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
     return read_naacl(gold, len(sources), lengths)
@@ -260,15 +260,15 @@ def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
 
 def _search(args: argparse.Namespace, translator: Any, sources: list[str], targets: list[str]) -> int:
     """AER for every decoder layer and head of a Transformer (a reverse model, if any, read once)."""
+    from ..alignment.aligner import Matrices, align_corpus, corpus_matrices
     from ..api import load_translator
-    from ..evaluation.aligner import Matrices, align_corpus, corpus_matrices
 
     if args.gold is None:
         raise UsageError("--search needs --gold")
     n_layers = translator.attention_layers
     if not n_layers:
         raise UsageError("--search applies to Transformer models only")
-    from ..evaluation.map_kinds import LAYERED
+    from ..explain.map_kinds import LAYERED
 
     if args.scores in LAYERED or args.scores == "saliency":
         raise UsageError(

@@ -67,6 +67,14 @@ def _check(args: argparse.Namespace) -> str:
             raise UsageError(f"--{name} must be at least 1, got {value}")
     if args.plot and not args.data:
         raise UsageError("--plot draws the classifier's erasure curves: it needs --data")
+    from ..files import refuse_overwrite
+
+    inputs = {"--data": args.data, "--src": args.src, "--tgt": args.tgt, "--gold": args.gold}
+    for flag in ("out", "plot"):
+        if getattr(args, flag):
+            refuse_overwrite(getattr(args, flag), inputs, f"--{flag}")
+    if args.out and args.plot:
+        refuse_overwrite(args.plot, {"--out": args.out}, "--plot")
     return "classifier" if args.data else "translator"
 
 
@@ -119,8 +127,8 @@ def _refuse_export(model: str | None) -> None:
 def _classifier(args: argparse.Namespace) -> dict[str, Any]:
     from ..api import load_classifier
     from ..data.documents import document_ids, read_documents
-    from ..evaluation.attribution import ProbabilityModel
     from ..evaluation.faithfulness import han_faithfulness
+    from ..explain.attribution import ProbabilityModel
     from ..names import ATTRIBUTION_METHODS
 
     chosen = _methods(args.methods, ATTRIBUTION_METHODS, ATTRIBUTION_METHODS)
@@ -129,6 +137,8 @@ def _classifier(args: argparse.Namespace) -> dict[str, Any]:
     classifier = load_classifier(args.model, device=args.device, backend="torch")
     docs, _ = read_documents(args.data, labels=classifier.labels)
     docs = docs[: args.limit]
+    if not docs:
+        raise UsageError(f"{args.data}: no documents (expected JSON lines with a text and a label)")
     prob: Any
     if classifier.backend == "hf":  # a Hugging Face classifier: pieces as units
         from ..hf.faithfulness import HFProbability
@@ -150,9 +160,9 @@ def _classifier(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _translator(args: argparse.Namespace) -> dict[str, Any]:
+    from ..alignment.links import read_naacl
     from ..api import load_translator
     from ..data.parallel import read_lines
-    from ..evaluation.alignment import read_naacl
     from ..evaluation.faithfulness import alignment_faithfulness
     from ..names import ALIGNMENT_METHODS, ALIGNMENT_SCORES
 

@@ -82,14 +82,14 @@ def run(args: argparse.Namespace) -> int:
         length_weight=args.length_weight,
     )
     if derived:
-        from ..evaluation.map_kinds import check_method, model_kind
+        from ..explain.map_kinds import check_method, model_kind
         from ..pretrained import DEFAULTS
 
         name = str(args.model or DEFAULTS["translation"])
         check_method(args.attention_map, model_kind(translator), name=name)
     results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
     if derived:
-        from ..evaluation.translator_maps import with_attention_map
+        from ..explain.translator_maps import with_attention_map
 
         results = with_attention_map(translator, results, args.attention_map)
     for r in results:

@@ -94,7 +94,27 @@ def _field(config: Any, dotted: str) -> Any:
     return config
 
 
+def _non_finite(node: Any, where: str) -> str | None:
+    """The dotted name of the first float field that is NaN or infinite (YAML's .nan, .inf, -.inf)."""
+    import dataclasses
+    import math
+
+    if isinstance(node, float):
+        return where if not math.isfinite(node) else None
+    if isinstance(node, (list, tuple)):
+        return next((f for i, v in enumerate(node) if (f := _non_finite(v, f"{where}[{i}]"))), None)
+    if dataclasses.is_dataclass(node):
+        for item in dataclasses.fields(node):
+            found = _non_finite(getattr(node, item.name), f"{where}.{item.name}".lstrip("."))
+            if found:
+                return found
+    return None
+
+
 def _check_ranges(config: ExperimentConfig) -> None:
+    bad = _non_finite(config, "")
+    if bad:
+        raise ConfigError(f"{bad} must be a finite number, got {_field(config, bad.split('[')[0])!r}")
     for name in POSITIVE:
         if not _field(config, name) > 0:
             raise ConfigError(f"{name} must be > 0, got {_field(config, name)!r}")

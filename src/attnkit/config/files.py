@@ -209,6 +209,11 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            line = Path(path).read_bytes()[: exc.start].count(b"\n") + 1
+            raise ConfigError(
+                f"{path}:{line}: not UTF-8 text (byte {exc.start}); save the config as UTF-8"
+            ) from None
         try:
             data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
         except yaml.YAMLError as exc:

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..alignment.aligner import align_corpus, corpus_matrices
+from ..alignment.links import Links
 from ..errors import UsageError
+from ..explain.attribution import METHODS, ProbabilityModel, scores
+from ..explain.erasure import UNITS, Units, erase_batch, top_units, unit_positions
 from ..names import ALIGNMENT_SCORES as SCORES
 from ..vocab import WORD_PAD
-from .aligner import align_corpus, corpus_matrices
-from .alignment import Links
-from .attribution import METHODS, ProbabilityModel, scores
-from .erasure import UNITS, Units, erase_batch, top_units, unit_positions
 
 FRACTIONS = (0.0, 0.05, 0.1, 0.2, 0.5)
 GRADIENT_METHODS = ("gradient_x_input", "integrated_gradients")
@@ -150,7 +150,7 @@ def han_faithfulness(
     if unknown:
         raise UsageError(f"unknown attribution method {unknown[0]!r}; valid: {', '.join(METHODS)}")
     fractions = check_fractions(fractions)
-    from .erasure import pad_documents
+    from ..explain.erasure import pad_documents
 
     parts = []
     for start in range(0, len(documents), batch_size):

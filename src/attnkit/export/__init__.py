@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import load_checkpoint
-from ..errors import UsageError
 from ..files import atomic_write_json, sha256
 from ..pretrained import resolve
 from ..runtime.manifest import FORMAT, FORMAT_VERSION, MANIFEST
 from ..version import __version__
+from .folders import check_out
 from .han import export_han
 from .seq2seq import export_seq2seq
 from .verify import verify
@@ -43,8 +43,7 @@ def export(
     path = resolve(path_or_name, "translation")
     task = load_checkpoint(path).task
     out = Path(out)
-    if out.exists() and not (out / MANIFEST).is_file() and any(out.iterdir()):
-        raise UsageError(f"{out}: exists and is not an export folder; choose a new or empty folder")
+    check_out(out, path, MANIFEST)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

@@ -31,6 +31,7 @@ from ..errors import ExportError
 from ..models.build import load_for_inference
 from ..pretrained import resolve
 from ..vocab import BOS, EOS, PAD, UNK
+from .folders import check_out, readable
 from .graphs import MAX_POSITIONS
 
 PROBES = ["The cat sits on the mat.", "Where is the station?", "I would like a coffee, please."]
@@ -129,6 +130,7 @@ def export_hf(path_or_name: str | Path | None, out: str | Path) -> dict[str, Any
     from transformers import PegasusConfig, PegasusForConditionalGeneration
 
     path = resolve(path_or_name, "translation")
+    check_out(Path(out), path, "attnkit_export.json")
     ckpt, config = load_for_inference(path, "translation")
     if config.model.name != "transformer":
         raise ExportError(
@@ -172,10 +174,14 @@ def export_hf(path_or_name: str | Path | None, out: str | Path) -> dict[str, Any
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        model.save_pretrained(tmp)
+        from ..hf.loading import quiet_loading
+
+        with quiet_loading():  # no progress bar of transformers' own
+            model.save_pretrained(tmp)
         fast_tokenizer(ckpt.tokenizer or b"").save_pretrained(tmp)
         report = verify_hf(path, tmp)
         (tmp / "attnkit_export.json").write_text(json.dumps({"source": str(path), "check": report}, indent=2))
+        readable(tmp)
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)

@@ -1,5 +1,5 @@
 """``attnkit faithfulness`` on Hugging Face sequence classifiers: the model read through the interface of
-``evaluation.attribution.ProbabilityModel``, so the same erasure curves (comprehensiveness, sufficiency,
+``explain.attribution.ProbabilityModel``, so the same erasure curves (comprehensiveness, sufficiency,
 AOPC), Captum attributions and rankings measure how faithful its attention is.
 
 A document is one row of the tokenizer's pieces (special tokens left out): ``documents`` gives (1, W) arrays
@@ -93,7 +93,7 @@ class HFProbability:
         """rollout, flow or grad (Chefer et al. 2021, encoder rule) of the first token's row over the
         pieces: (B, 1, W) -> piece scores (B, 1, W), the text's score (B, 1) of ones."""
         from ..errors import UsageError
-        from ..evaluation import attention_maps as am
+        from ..explain import attention_maps as am
 
         if method not in ("rollout", "flow", "grad"):
             raise UsageError(

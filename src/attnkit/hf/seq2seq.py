@@ -256,7 +256,7 @@ class HFTranslator(TranslatorBase):
 
     def teacher_forced(self, src_ids: list[list[int]], tgt_ids: list[list[int]]) -> Any:
         """The model's output, every attention included, with the targets forced (start token first);
-        gradients flow when enabled (``evaluation.translator_maps``'s grad)."""
+        gradients flow when enabled (``explain.translator_maps``'s grad)."""
         from ..data.arrays import pad_ids, source_arrays
 
         src, src_mask = source_arrays(src_ids, self.source_suffix, self.pad_id)

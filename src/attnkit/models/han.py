@@ -39,7 +39,7 @@ class HANOutput:
 
 @dataclass
 class HANParts:
-    """What attention-map methods read (``evaluation.attribution``). Shapes: word_states h_ij
+    """What attention-map methods read (``explain.attribution``). Shapes: word_states h_ij
     (B, N, W, 2Dw) (values of the word attention; a copy, outside the autograd graph), sentences c_i
     (B, N, 2Dw) (its outputs, in the graph), sentence_states s_i (B, N, 2Ds), document d (B, 2Ds)."""
 

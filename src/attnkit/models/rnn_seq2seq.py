@@ -154,7 +154,7 @@ class RNNSeq2Seq(nn.Module):
 
     def encode_embedded(self, embedded: Tensor, src_mask: Tensor) -> RNNState:
         """``encode`` from source embeddings (B, S, E) (``source_embedding``): where gradient
-        attributions start (``evaluation.saliency``)."""
+        attributions start (``explain.saliency``)."""
         memory, final = self.encoder(embedded, src_mask)  # (B, S, 2D), (2L, B, D)
         return self.bridge_state(memory, final, src_mask)
 

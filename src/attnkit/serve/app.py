@@ -121,7 +121,7 @@ class Explorer:
         translator = self.models.translators[name].model
         results = translator.translate(sentences, beam=beam, n_best=n_best)
         if attention_map != "attention":  # read on the torch twin, from the decoded ids
-            from ..evaluation.translator_maps import with_attention_map
+            from ..explain.translator_maps import with_attention_map
 
             results = with_attention_map(self.models.torch_twin(name), results, attention_map)
         return explorer_rows(translator, results, layers, alternatives, self_maps)

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from ..aligning import run
+from ..alignment.links import Links, parse_naacl
 from ..api import load_captioner, load_classifier, load_translator
 from ..data.documents import MAX_SENTENCES, MAX_WORDS
 from ..errors import DataError, UnknownNameError, UsageError, shorten
-from ..evaluation.alignment import Links, parse_naacl
-from ..evaluation.map_kinds import applies, model_kind
+from ..explain.map_kinds import applies, model_kind
 from ..names import ATTENTION_MAPS
 from ..pretrained import shipped
 from ..results import Classification, apply_prior

@@ -2,7 +2,7 @@
 
 One interface: a model's attention per layer (and, for some methods, values or gradients) in, one
 (T, S) map out, each row a distribution over the S source positions. The model-specific parts that
-produce the inputs live in ``evaluation.translator_maps`` and ``evaluation.attribution`` (HAN).
+produce the inputs live in ``explain.translator_maps`` and ``explain.attribution`` (HAN).
 
 - attention: the raw weights of one layer, averaged over heads.
 - rollout (Abnar and Zuidema 2020): attention propagated down the layers, the residual connection

@@ -137,13 +137,13 @@ def word_matrices(
     if scores == "saliency":
         if layer is not None or heads:
             raise UsageError("--layer and --heads do not apply to saliency scores")
-        from .saliency import saliency_maps
+        from ..explain.saliency import saliency_maps
 
         maps = saliency_maps(translator, sources, targets)
     elif scores == "attention":
         maps = translator.forced_attention(sources, targets, layer, heads)
     else:
-        from .translator_maps import translator_maps
+        from ..explain.translator_maps import translator_maps
 
         maps = translator_maps(translator, sources, targets, scores, layer, heads)
     out = []

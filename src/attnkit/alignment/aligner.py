@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .alignment import AERScore, Links, aer, align, pharaoh, symmetrize, word_matrices
+from .links import AERScore, Links, aer, align, pharaoh, symmetrize, word_matrices
 
 Gold = tuple[Sequence[Links], Sequence[Links]]  # (sure, possible), possible including sure
 
