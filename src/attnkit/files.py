@@ -48,6 +48,18 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     return a.resolve() == b.resolve()
 
 
+def refuse_same_outputs(outputs: dict[str, str | Path | None]) -> None:
+    """A UsageError when two output options (option name -> path) name one file: the second write would
+    replace the first while both are announced."""
+    from .errors import UsageError
+
+    given = [(flag, path) for flag, path in outputs.items() if path is not None and str(path) != "-"]
+    for k, (flag, path) in enumerate(given):
+        for other, earlier in given[:k]:
+            if same_file(path, earlier):
+                raise UsageError(f"{flag} and {other} both name {path}: give each output its own file")
+
+
 def refuse_overwrite(out: str | Path, inputs: dict[str, str | Path | None], flag: str) -> None:
     """A UsageError when the output path ``out`` (given as ``flag``) is one of the ``inputs``
     (option name -> path): writing it would destroy what is being read."""

@@ -45,11 +45,13 @@ def test_translate_reads_stdin_and_plots(translator_ckpt, tmp_path, monkeypatch,
 
 
 def test_translate_transformer_plot_writes_head_grid(transformer_ckpt, tmp_path):
-    out = tmp_path / "att.png"
-    assert main(["translate", "--model", str(transformer_ckpt), "--beam", "1", "--plot", str(out), "ab"]) == 0
+    out, grid = tmp_path / "att.png", tmp_path / "att-heads.png"
+    argv = ["translate", "--model", str(transformer_ckpt), "--beam", "1", "--plot", str(out)]
+    assert main([*argv, "ab"]) == 0 and not grid.exists()  # --plot writes its one file only
+    assert main([*argv, "--plot-heads", str(grid), "ab"]) == 0
     import matplotlib.image
 
-    for path in (out, tmp_path / "att-heads.png"):
+    for path in (out, grid):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         height, width = matplotlib.image.imread(path).shape[:2]
         assert height >= 100 and width >= 100

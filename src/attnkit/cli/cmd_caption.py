@@ -81,8 +81,9 @@ def _plot_paths(target: str, count: int) -> list[Path]:
 
 
 def run_caption(args: argparse.Namespace) -> int:
-    from ..files import refuse_overwrite
+    from ..files import refuse_overwrite, refuse_same_outputs
 
+    refuse_same_outputs({"--html": args.html, **{f"--plot ({p})": p for p in _plots(args)}})
     inputs = {f"image {i + 1}": path for i, path in enumerate(args.images)}
     for flag, out in (("--html", args.html), *(("--plot", p) for p in _plots(args))):
         if out is not None:

@@ -67,14 +67,13 @@ def _check(args: argparse.Namespace) -> str:
             raise UsageError(f"--{name} must be at least 1, got {value}")
     if args.plot and not args.data:
         raise UsageError("--plot draws the classifier's erasure curves: it needs --data")
-    from ..files import refuse_overwrite
+    from ..files import refuse_overwrite, refuse_same_outputs
 
     inputs = {"--data": args.data, "--src": args.src, "--tgt": args.tgt, "--gold": args.gold}
     for flag in ("out", "plot"):
         if getattr(args, flag):
             refuse_overwrite(getattr(args, flag), inputs, f"--{flag}")
-    if args.out and args.plot:
-        refuse_overwrite(args.plot, {"--out": args.out}, "--plot")
+    refuse_same_outputs({"--out": args.out, "--plot": args.plot})
     return "classifier" if args.data else "translator"
 
 

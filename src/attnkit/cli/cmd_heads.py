@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
         from ..visualization.heatmap import check_path
 
         check_path(args.plot)
-    from ..files import refuse_overwrite
+    from ..files import refuse_overwrite, refuse_same_outputs
 
+    refuse_same_outputs({"--out": args.out, "--plot": args.plot, "--html": args.html})
     for flag in ("plot", "html", "out"):
         if getattr(args, flag):
             refuse_overwrite(getattr(args, flag), {"--src": args.src, "--ref": args.ref}, f"--{flag}")

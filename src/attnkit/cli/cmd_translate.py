@@ -23,6 +23,11 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object per line, attention included")
     p.add_argument("--plot", metavar="FILE", help="draw the attention of the first sentence (.png/.svg/.pdf)")
     p.add_argument(
+        "--plot-heads",
+        metavar="FILE",
+        help="Transformers: draw every layer's and head's cross-attention of the first sentence as a grid",
+    )
+    p.add_argument(
         "--values",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -53,7 +58,7 @@ def add_parser(sub: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..api import load_translator
-    from ..files import refuse_overwrite
+    from ..files import refuse_overwrite, refuse_same_outputs
     from .inputs import stdin_lines
 
     for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size), ("--n-best", args.n_best)):
@@ -61,9 +66,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} must be >= 1, got {value}")
     if args.n_best > args.beam:
         raise UsageError(f"--n-best {args.n_best} needs --beam >= {args.n_best} (got --beam {args.beam})")
-    for flag in ("plot", "html"):
-        if getattr(args, flag):
-            refuse_overwrite(getattr(args, flag), {"--model": args.model}, f"--{flag}")
+    outputs = {f"--{f.replace('_', '-')}": getattr(args, f) for f in ("plot", "plot_heads", "html")}
+    refuse_same_outputs(outputs)
+    for flag, out in outputs.items():
+        if out:
+            refuse_overwrite(out, {"--model": args.model}, flag)
     lines = list(args.text) if args.text else stdin_lines()
     if not lines:
         raise UsageError("no input: give sentences as arguments or on stdin")
@@ -81,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         channel_weight=args.channel_weight,
         length_weight=args.length_weight,
     )
+    if args.plot_heads and not translator.attention_layers:  # before any work
+        raise UsageError(f"--plot-heads: {translator.description} has one attention, no layers or heads")
     if derived:
         from ..explain.map_kinds import check_method, model_kind
         from ..pretrained import DEFAULTS
@@ -94,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         results = with_attention_map(translator, results, args.attention_map)
     for r in results:
         print(json.dumps(r.to_json(), ensure_ascii=False) if args.json else r.translation)
-    if args.plot:
+    if args.plot or args.plot_heads:
         _plot(args, translator, results)
     if args.html:
         from ..files import atomic_write_text
@@ -108,10 +117,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plot(args: argparse.Namespace, translator: Any, results: list[Any]) -> None:
-    from ..visualization.heatmap import plot_translation
+    from ..visualization.heatmap import plot_head_grid, plot_translation
 
     first = next((r for r in results if r.translation), None)
     if first is None:
         raise UsageError("--plot: nothing was translated")
-    plot_translation(first, args.plot, values=args.values, words=args.words, model=translator)
-    log.info(f"attention plot written to {args.plot}")
+    if args.plot:
+        plot_translation(first, args.plot, values=args.values, words=args.words)
+        log.info(f"attention plot written to {args.plot}")
+    if args.plot_heads:
+        maps = translator.layer_attention(first)
+        if maps is None:
+            raise UsageError(f"--plot-heads: {translator.description} has one attention, no layers or heads")
+        plot_head_grid(first, maps, args.plot_heads)
+        log.info(f"head grid written to {args.plot_heads}")

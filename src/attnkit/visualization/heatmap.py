@@ -99,10 +99,8 @@ def save_figure(fig: Figure, path: str | Path) -> None:
     atomic_write_bytes(Path(path), buffer.getvalue())
 
 
-def plot_translation(
-    result: Any, path: str | Path, values: bool | None = None, words: bool = False, model: Any = None
-) -> None:
-    """Draw a Translation's attention; for a Transformer also ``<name>-heads.<ext>``, a layer x head grid."""
+def plot_translation(result: Any, path: str | Path, values: bool | None = None, words: bool = False) -> None:
+    """Draw a Translation's attention (T, S) to ``path`` (one file: ``plot_head_grid`` draws the heads)."""
     check_path(path)
     weights, src, tgt = result.attention, result.source_tokens, result.target_tokens
     if words:
@@ -112,11 +110,9 @@ def plot_translation(
     kind = getattr(result, "attention_map", "attention")
     label = "attention weight" if kind == "attention" else f"{kind} (row-normalized)"
     save_figure(attention_figure(weights, src, tgt, values, title=title, label=label), path)
-    if model is not None and hasattr(model, "layer_attention"):
-        maps = model.layer_attention(result)
-        if maps is not None:
-            p = Path(path)
-            save_figure(
-                head_grid_figure(maps, result.source_tokens, result.target_tokens),
-                p.with_name(f"{p.stem}-heads{p.suffix}"),
-            )
+
+
+def plot_head_grid(result: Any, maps: Any, path: str | Path) -> None:
+    """Every layer's and head's cross-attention (L, H, T, S) of a translation as a grid, to ``path``."""
+    check_path(path)
+    save_figure(head_grid_figure(maps, result.source_tokens, result.target_tokens), path)

@@ -1,0 +1,120 @@
+"""Issue 41's bad inputs: each one line and exit 2 (or the right result), and no user file lost. Each
+failed before: a traceback, a silent overwrite or a deleted folder."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from attnkit.cli.main import main
+
+
+def _one_line_exit_2(capsys, argv, needle):
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
+
+
+def test_export_hf_keeps_the_files_in_out_and_the_checkpoints_folder(transformer_ckpt, tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    _one_line_exit_2(
+        capsys, ["export", str(transformer_ckpt), "--format", "hf", "--out", str(out)], "not an export"
+    )
+    assert (out / "mine.txt").read_text() == "keep"
+    home = transformer_ckpt.parent
+    before = sorted(p.name for p in home.iterdir())
+    argv = ["export", str(transformer_ckpt), "--format", "hf", "--out", str(home)]
+    _one_line_exit_2(capsys, argv, "holds the checkpoint being exported")
+    assert sorted(p.name for p in home.iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (os.urandom(300), "not UTF-8 text"),
+        (b"", "empty; expected JSON lines"),
+        (
+            b'{"attention": [[0.5, 0.5]], "source_tokens": ["a"], "target_tokens": ["b"]}',
+            "must be (T, S) = (1, 1)",
+        ),
+        (
+            b'{"attention": [["x", 1]], "source_tokens": ["a", "b"], "target_tokens": ["b"]}',
+            "rows of numbers",
+        ),
+        (b'{"attention": [], "source_tokens": [], "target_tokens": []}', "not empty"),
+        (b'{"attention": [[NaN]], "source_tokens": ["a"], "target_tokens": ["b"]}', "NaN or infinite"),
+    ],
+)
+def test_plot_of_unusable_attention_is_one_line(tmp_path, capsys, content, needle):
+    (tmp_path / "in.json").write_bytes(content)
+    _one_line_exit_2(capsys, ["plot", str(tmp_path / "in.json"), "--out", str(tmp_path / "x.png")], needle)
+
+
+def test_plot_never_writes_over_its_input(tmp_path, capsys):
+    record = {"attention": [[1.0]], "source_tokens": ["a"], "target_tokens": ["b"]}
+    (tmp_path / "in.json").write_text(json.dumps(record))
+    _one_line_exit_2(
+        capsys, ["plot", str(tmp_path / "in.json"), "--out", str(tmp_path / "in.json")], "is also"
+    )
+    assert json.loads((tmp_path / "in.json").read_text()) == record
+
+
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"\xae\x01\xb0 random", "in.yaml:1: not UTF-8"),
+        ("training:\n  lr: 0.1 # été\n".encode("latin-1"), "in.yaml:2"),
+    ],
+)
+def test_train_on_a_config_that_is_not_utf8_names_the_file_and_line(tmp_path, capsys, content, needle):
+    (tmp_path / "in.yaml").write_bytes(content)
+    _one_line_exit_2(capsys, ["train", str(tmp_path / "in.yaml")], needle)
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan"])
+def test_non_finite_numbers_in_a_config_are_refused(capsys, value):
+    _one_line_exit_2(
+        capsys, ["train", "toy-copy", "--set", f"training.lr={value}"], "training.lr must be a finite number"
+    )
+
+
+@pytest.mark.parametrize("source", ["http://[::1", "http://", "https://host:99999"])
+def test_fetch_from_a_malformed_url_is_one_line(monkeypatch, tmp_path, capsys, source):
+    from attnkit import store
+
+    monkeypatch.setattr(store, "local", lambda kind, name: None)  # as on an install without the model
+    monkeypatch.setenv("ATTNKIT_HOME", str(tmp_path))
+    _one_line_exit_2(capsys, ["fetch", "fren-rnn", "--from", source], "not a valid URL")
+
+
+def test_faithfulness_on_empty_data_or_writing_over_an_input_is_one_line(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n")
+    _one_line_exit_2(capsys, ["faithfulness", "--data", str(data)], "no documents")
+    _one_line_exit_2(capsys, ["faithfulness", "--data", str(data), "--out", str(data)], "is also --data")
+    assert data.read_text() == "\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["translate", "--plot", "{o}/a.png", "--html", "{o}/a.png", "hi"],
+        ["translate", "--plot", "{o}/a.png", "--plot-heads", "{o}/a.png", "hi"],
+        ["heads", "--src", "{o}/s", "--ref", "{o}/s", "--out", "{o}/r.json", "--html", "{o}/r.json"],
+    ],
+)
+def test_two_outputs_into_one_file_are_refused(tmp_path, capsys, argv):
+    (tmp_path / "s").write_text("a\n")
+    _one_line_exit_2(capsys, [a.format(o=tmp_path) for a in argv], "give each output its own file")
+
+
+def test_translate_plot_writes_only_the_file_it_names(tmp_path, capsys):
+    (tmp_path / "fig-heads.png").write_bytes(b"mine")
+    assert main(["translate", "--plot", str(tmp_path / "fig.png"), "The cat sits on the mat."]) == 0
+    assert (tmp_path / "fig-heads.png").read_bytes() == b"mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig-heads.png", "fig.png"]
