@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -12,10 +14,14 @@ from typing import Any
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temporary name in the same folder, then rename over ``path``."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder: give a file name", str(path))
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
+    except OSError as e:  # name the user's path, not the hidden temporary file
+        raise type(e)(e.errno, e.strerror, str(path)) from None
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -25,8 +31,25 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(Path(path), text.encode("utf-8"))
 
 
+def finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None: JSON has no NaN or Infinity, and a
+    reader's parser would refuse Python's extension (``--json`` output, reports)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def json_text(obj: Any, **options: Any) -> str:
+    """``json.dumps`` that never writes NaN or Infinity (``finite``)."""
+    return json.dumps(finite(obj), allow_nan=False, **options)
+
+
 def atomic_write_json(path: str | Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(path, json_text(obj, indent=2, ensure_ascii=False) + "\n")
 
 
 def sha256(path: str | Path) -> str:
@@ -54,6 +77,11 @@ def refuse_same_outputs(outputs: dict[str, str | Path | None]) -> None:
     from .errors import UsageError
 
     given = [(flag, path) for flag, path in outputs.items() if path is not None and str(path) != "-"]
+    for flag, path in given:  # before any work: a write that cannot happen is said at once
+        if Path(path).is_dir():
+            raise UsageError(f"{flag} {path} is a folder: give a file name")
+        if not Path(path).absolute().parent.is_dir():
+            raise UsageError(f"{flag} {path}: no folder {Path(path).absolute().parent} to write it in")
     for k, (flag, path) in enumerate(given):
         for other, earlier in given[:k]:
             if same_file(path, earlier):

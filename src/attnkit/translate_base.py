@@ -46,6 +46,7 @@ class TranslatorBase:
     tokenizer: Tokens
     target_tokenizer: Tokens
     max_source_tokens: int = MAX_SOURCE_TOKENS
+    max_target_tokens: int = 2 * MAX_SOURCE_TOKENS  # forced decoding reads at most this many target pieces
     path: str = ""
     # end-of-sentence and padding ids and how </s> is shown (a Hugging Face backend has its own)
     eos_id: int = EOS
@@ -292,7 +293,11 @@ class TranslatorBase:
         check_unicode(sources, "source")
         check_unicode(targets, "target")
         src_ids = [self._encode(self.prepare(s)) for s in sources]
-        return src_ids, [self.target_tokenizer.encode(self.prepare(t)) for t in targets]
+        tgt_ids = [self.target_tokenizer.encode(self.prepare(t)) for t in targets]
+        most = self.max_target_tokens
+        if any(len(t) > most for t in tgt_ids):  # bounded as decoding is: a 1 MB target is cut, not read
+            warnings.warn(f"targets over {most} subwords are read up to {most}", stacklevel=2)
+        return src_ids, [t[:most] for t in tgt_ids]
 
 
 def _cut(result: Translation, n_best: int) -> Translation:

@@ -118,3 +118,46 @@ def test_translate_plot_writes_only_the_file_it_names(tmp_path, capsys):
     assert main(["translate", "--plot", str(tmp_path / "fig.png"), "The cat sits on the mat."]) == 0
     assert (tmp_path / "fig-heads.png").read_bytes() == b"mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig-heads.png", "fig.png"]
+
+
+def test_a_long_line_aligns_the_words_the_models_read_and_a_huge_one_is_bounded(tmp_path, capsys):
+    words = ["the", "cat", "sits", "on", "mat", "and", "dog", "runs"]
+    for name, n in (("long", 223), ("huge", 60_000)):
+        (tmp_path / f"{name}.en").write_text(" ".join(words[i % 8] for i in range(n)) + "\n")
+        (tmp_path / f"{name}.fr").write_text(
+            " ".join(["le", "chat", "est", "sur"][i % 4] for i in range(n)) + "\n"
+        )
+        capsys.readouterr()
+        assert (
+            main(["align", "--src", str(tmp_path / f"{name}.en"), "--tgt", str(tmp_path / f"{name}.fr")]) == 0
+        )
+        links = [tuple(map(int, link.split("-"))) for link in capsys.readouterr().out.split()]
+        assert links and max(s for s, _ in links) < 210  # words past what the models read get no links
+
+
+def test_json_output_never_holds_nan_or_infinity():
+    from attnkit.files import json_text
+
+    text = json_text({"a": float("nan"), "b": [1.0, float("inf")], "c": {"d": -float("inf")}})
+    assert json.loads(text) == {"a": None, "b": [1.0, None], "c": {"d": None}}
+
+
+def test_write_errors_name_the_users_path_before_any_work(tmp_path, capsys):
+    (tmp_path / "adir").mkdir()
+    _one_line_exit_2(capsys, ["translate", "--html", str(tmp_path / "adir"), "hi"], "adir is a folder")
+    _one_line_exit_2(capsys, ["translate", "--html", str(tmp_path / "no" / "x.html"), "hi"], "no folder")
+    assert capsys.readouterr().out == ""  # nothing was translated
+
+
+def test_ctrl_c_during_align_adapt_stops_the_whole_command(monkeypatch, tmp_path, capsys):
+    """The fine-tuning's trainer catches Ctrl-C to keep its checkpoint and returns 'interrupted': align
+    must stop there (exit 130), not run the other direction and print adapt=N with exit 0."""
+    from attnkit.training import adapt
+
+    calls = []
+    monkeypatch.setattr(adapt, "train", lambda config: calls.append(config) or "interrupted")
+    (tmp_path / "s.en").write_text("the cat\n")
+    (tmp_path / "s.fr").write_text("le chat\n")
+    argv = ["align", "--src", str(tmp_path / "s.en"), "--tgt", str(tmp_path / "s.fr"), "--adapt", "5"]
+    assert main(argv) == 130
+    assert len(calls) == 1 and capsys.readouterr().out == ""

@@ -152,8 +152,15 @@ def word_matrices(
         rows = [i for i, special in enumerate(special_words(tgt_p)) if not special]  # no </s>, <s>, ...
         cols = [j for j, special in enumerate(special_words(src_p)) if not special]
         words = aggregate_to_words(att, src_p, tgt_p)[np.ix_(rows, cols)][: len(tgt.split())]
+        words = words[:, : len(src.split())]
         if words.shape != (len(tgt.split()), len(src.split())):
-            warnings.warn(f"word count mismatch in {src[:40]!r}; links may be offset", stacklevel=2)
+            shorter = words.shape[0] < len(tgt.split()) or words.shape[1] < len(src.split())
+            read = "the model reads" if shorter else "word count mismatch in"
+            warnings.warn(
+                f"{read} {words.shape[1]} of {len(src.split())} source and {words.shape[0]} of "
+                f"{len(tgt.split())} target words of {src[:40]!r}: words past them get no links",
+                stacklevel=2,
+            )
         out.append(words)
     return out
 
@@ -202,6 +209,8 @@ def symmetrize(
     direction's ``method`` links."""
     if how not in SYMMETRIZE:
         raise UsageError(f"unknown symmetrization {how!r}; valid: {', '.join(SYMMETRIZE)}")
+    rows, cols = min(forward.shape[0], backward.shape[1]), min(forward.shape[1], backward.shape[0])
+    forward, backward = forward[:rows, :cols], backward[:cols, :rows]  # words both models read
     if how == "mean":
         return align((forward + backward.T) / 2, method, threshold)
     one, other = align(forward, method, threshold), transpose(align(backward, method, threshold))

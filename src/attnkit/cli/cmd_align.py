@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..errors import UsageError
+from ..files import json_text
 from .options import add_backend
 
 
@@ -201,7 +201,7 @@ def _print(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     summary["adapt"] = args.adapt
     keys = ("aer", "precision", "recall", "n_sentences", "method", "scores", "reverse_model", "symmetrize")
     report = {k: summary[k] for k in (*keys, "shift", "adapt", "layer", "heads")}
-    print(json.dumps(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
+    print(json_text(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
 
 
 def _backend(args: argparse.Namespace) -> str:
@@ -289,7 +289,7 @@ def _search(args: argparse.Namespace, translator: Any, sources: list[str], targe
             both = Matrices(one.forward, backward)
             report = align_corpus(translator, sources, targets, heads=heads, matrices=both, **settings)
             rows.append({"layer": layer, "heads": heads or "all", "aer": report.summary()["aer"]})
-            print(json.dumps(rows[-1]))
+            print(json_text(rows[-1]))
     best = min(rows, key=lambda r: r["aer"])
     print(f"best: layer {best['layer']}, heads {best['heads']}, AER {best['aer']}")
     return 0

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..files import json_text
 from ..log import log
 from .options import add_backend
 
@@ -92,7 +92,7 @@ def run_caption(args: argparse.Namespace) -> int:
     results = captioner.caption_files(args.images, beam_size=args.beam, n_best=args.n_best)
     for r in results:
         if args.json:
-            print(json.dumps(r.to_json(), ensure_ascii=False))
+            print(json_text(r.to_json(), ensure_ascii=False))
             continue
         print(f"{r.caption}\t{r.source}")
         for rank, alt in enumerate(r.alternatives, 2):
@@ -143,7 +143,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     report = captioner.evaluate(examples, beam_size=args.beam)
     report = {**report, "model": getattr(captioner, "path", ""), "data": args.data, "beam": args.beam}
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json_text(report, indent=2))
         return 0
     print(f"{report['images']} images, beam {args.beam} (95% bootstrap intervals)")
     print(f"exact match      {report['exact_match']:.4f} {report['exact_match_ci']}")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..errors import UsageError
+from ..files import json_text
 from ..log import log
 from .options import add_backend
 
@@ -67,7 +67,7 @@ def run_classify(args: argparse.Namespace) -> int:
     results = classifier.classify(texts)
     for r in results:
         if args.json:
-            print(json.dumps(r.to_json(), ensure_ascii=False))
+            print(json_text(r.to_json(), ensure_ascii=False))
         else:
             top = max(r.probabilities.values())
             print(f"{r.label} stars (p={top:.2f})  {r.text[:70]}")
@@ -100,7 +100,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     bias = classifier.prior_bias
     report["prior_bias"] = None if bias is None else [round(float(b), 5) for b in bias]
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json_text(report, indent=2))
     else:
         ci = report["ci95"]
         print(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..files import json_text
 from .options import add_backend, add_rerank, rerank_option
 
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         atomic_write_text(args.output, "\n".join(hyps) + "\n")
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json_text(report, indent=2, ensure_ascii=False))
     else:
         for key in (
             "bleu",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from ..files import json_text
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--format hf writes fp32 weights; --int8/--int8-only/--lossy-fp16 are for onnx")
         report = export_hf(args.model, args.out)
         print(f"exported {args.model or 'the default model'} to {args.out} as a Hugging Face Pegasus folder")
-        print("check against torch: " + json.dumps(report))
+        print("check against torch: " + json_text(report))
         return 0
 
     manifest = export(
@@ -59,5 +60,5 @@ def run(args: argparse.Namespace) -> int:
     )
     sizes = ", ".join(f"{n}" for n in sorted(manifest["files"]))
     print(f"exported {manifest['kind']} model to {args.out}: {sizes}")
-    print("check against torch: " + json.dumps(manifest["meta"]["verification"]))
+    print("check against torch: " + json_text(manifest["meta"]["verification"]))
     return 0

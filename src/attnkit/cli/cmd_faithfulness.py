@@ -9,10 +9,10 @@ from attention, from maps derived from it (``--scores``) and from gradient salie
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..errors import UsageError
+from ..files import json_text
 from ..log import log
 
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
         plot_faithfulness(report, args.plot)
         log.info(f"curves written to {args.plot}")
-    print(json.dumps(report, indent=2) if args.json else _summary(report))
+    print(json_text(report, indent=2) if args.json else _summary(report))
     return 0
 
 

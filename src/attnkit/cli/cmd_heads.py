@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..errors import UsageError
+from ..files import json_text
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         from ..visualization.explorer import static_page
 
         atomic_write_text(args.html, static_page({"view": "heads", "report": report}))
-    print(json.dumps(report, indent=2) if args.json else summary(report))
+    print(json_text(report, indent=2) if args.json else summary(report))
     return 0
 
 

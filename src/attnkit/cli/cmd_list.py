@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from ..files import json_text
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     variants = {name: _variants(find_export(name)) for name in info["exports"]}
     info["export_variants"] = variants
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(json_text(info, indent=2))
         return 0
     print("scorers:  " + ", ".join(info["scorers"]))
     print("models:   " + ", ".join(info["models"]))

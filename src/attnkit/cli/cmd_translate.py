@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..errors import UsageError
+from ..files import json_text
 from ..log import log
 from .options import add_backend, add_rerank, rerank_option
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
         results = with_attention_map(translator, results, args.attention_map)
     for r in results:
-        print(json.dumps(r.to_json(), ensure_ascii=False) if args.json else r.translation)
+        print(json_text(r.to_json(), ensure_ascii=False) if args.json else r.translation)
     if args.plot or args.plot_heads:
         _plot(args, translator, results)
     if args.html:

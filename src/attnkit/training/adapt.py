@@ -75,7 +75,9 @@ def adapt_translator(
     for file, lines in zip(files, (sources, targets)):
         file.write_text("\n".join(line.strip() for line in lines) + "\n", encoding="utf-8")
     with contextlib.redirect_stdout(sys.stderr):
-        train(config)
+        reason = train(config)
+    if reason == "interrupted":  # Ctrl-C: the fine-tuning did not finish, so nothing is aligned with it
+        raise KeyboardInterrupt
     final = latest_checkpoint(out / "run")
     if final is None:  # train() always checkpoints at max_steps; guard against a silent no-op
         raise RuntimeError(f"--adapt: training wrote no checkpoint to {out / 'run'}")
