@@ -80,6 +80,55 @@ def cli_cases(tmp: Path) -> list[tuple[str, list[str], bytes | None, list[Path]]
         ),
         ("a pickle that runs a command", ["translate", "--model", str(_evil(tmp)), "a"], None, []),
         *_caption_cases(tmp, junk),
+        *_issue_41_cases(tmp, junk),
+    ]
+
+
+def _issue_41_cases(tmp: Path, junk: Path) -> list[tuple[str, list[str], bytes | None, list[Path]]]:
+    """Issue 41: lost files, tracebacks and silent garbage of the newer commands."""
+    out = tmp / "full"
+    out.mkdir(exist_ok=True)
+    mine = out / "mine.txt"
+    mine.write_text("keep")
+    shape = tmp / "shape.json"
+    shape.write_text('{"attention": [[0.5, 0.5]], "source_tokens": ["a"], "target_tokens": ["b"]}')
+    words = tmp / "words.json"
+    words.write_text('{"attention": [["x", 1]], "source_tokens": ["a", "b"], "target_tokens": ["b"]}')
+    latin = tmp / "latin.yaml"
+    latin.write_bytes("training:\n  lr: 0.1 # été\n".encode("latin-1"))
+    empty = tmp / "empty.jsonl"
+    empty.write_text("\n")
+    hf = ["export", "enfr-transformer", "--format", "hf", "--out"]
+    return [
+        ("export hf into a folder of files", [*hf, str(out)], None, [mine]),
+        (
+            "export hf into the model's folder",
+            [*hf, str(ROOT / "src/attnkit/pretrained/enfr-transformer")],
+            None,
+            [],
+        ),
+        ("plot random bytes", ["plot", str(junk), "--out", str(tmp / "x.png")], None, [junk]),
+        ("plot a shape mismatch", ["plot", str(shape), "--out", str(tmp / "x.png")], None, [shape]),
+        ("plot non-numeric weights", ["plot", str(words), "--out", str(tmp / "x.png")], None, [words]),
+        ("plot --out = input", ["plot", str(shape), "--out", str(shape)], None, [shape]),
+        ("train random-bytes config", ["train", str(junk)], None, [junk]),
+        ("train Latin-1 config", ["train", str(latin)], None, [latin]),
+        ("train lr .inf", ["train", TOY, "--set", "training.lr=.inf"], None, []),
+        ("fetch --from a broken URL", ["fetch", "fren-rnn", "--from", "http://[::1"], None, []),
+        ("faithfulness empty --data", ["faithfulness", "--data", str(empty)], None, [empty]),
+        (
+            "faithfulness --out = --data",
+            ["faithfulness", "--data", str(empty), "--out", str(empty)],
+            None,
+            [empty],
+        ),
+        (
+            "translate --plot = --html",
+            ["translate", "--plot", str(tmp / "a.png"), "--html", str(tmp / "a.png"), "a"],
+            None,
+            [],
+        ),
+        ("translate --html into a folder", ["translate", "--html", str(tmp), "a"], None, []),
     ]
 
 
@@ -254,6 +303,32 @@ def run_http() -> list[tuple[str, bool, str]]:
         ),
         ("beam as a string", "/api/translate", json.dumps({"sentences": ["a"], "beam": "5"}), js),
         ("not UTF-8 body", "/api/translate", b'{"sentences": ["caf\xe9"]}', js),
+        ("5,000-digit beam", "/api/translate", b'{"sentences": ["a"], "beam": ' + b"9" * 5000 + b"}", js),
+        (
+            "gold link with a superscript",
+            "/api/align",
+            json.dumps({"sources": ["a"], "targets": ["b"], "gold": "1 \u00b2 1 S"}),
+            js,
+        ),
+        ("unknown field", "/api/translate", json.dumps({"sentences": ["a"], "beem": 3}), js),
+        (
+            "charset=latin-1",
+            "/api/translate",
+            b'{"sentences": ["caf\xe9"]}',
+            {"Content-Type": "application/json; charset=latin-1"},
+        ),
+        (
+            "Origin on another local port",
+            "/api/translate",
+            json.dumps({"sentences": ["a"]}),
+            {**js, "Origin": "http://localhost:9999"},
+        ),
+        (
+            "39 x 1,000 letters without a space",
+            "/api/translate",
+            json.dumps({"sentences": ["x" * 1000] * 39}),
+            js,
+        ),
     ]
     rows = []
     for name, path, body, headers in cases:

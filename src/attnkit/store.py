@@ -78,12 +78,13 @@ def fetch(name: str, source: str | None = None) -> Path:
         valid = ", ".join(sorted(k.split("/", 1)[1] for k in index()))
         raise UsageError(f"unknown model or dataset {name!r}; valid: {valid}")
     key = matches[0]
+    if source:
+        check_source(source)  # a malformed --from is said even when the asset is already here
     present = local(*key.split("/", 1))
     if present is not None:
         return present
     if not source:
         raise UsageError(f"{name}: give --from SOURCE (or set ATTNKIT_SOURCE): where to fetch it from")
-    check_source(source)
     target = cache_root() / key
     tmp = target.with_name(f".{target.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -130,6 +130,11 @@ BAD = [
     ("/api/caption", {"images": ["aGVsbG8="] * 9}, 422, "at most 8"),
     ("/api/caption", {"images": ["aGVsbG8="], "beam": 11}, 400, "field 'beam'"),
     ("/api/caption", {"images": ["aGVsbG8="], "model": "digits"}, 422, "unknown captioner"),
+    # issue 41: each was a 500, a silent acceptance or light work
+    ("/api/align", {"sources": ["a"], "targets": ["b"], "gold": "1 \u00b2 1 S"}, 422, "field 'gold':1"),
+    ("/api/translate", {"sentences": ["a"], "beem": 3}, 400, "unknown field 'beem'; valid: sentences"),
+    ("/api/classify", {"documents": ["ok"], "tau": 1}, 400, "unknown field 'tau'"),
+    ("/api/translate", {"sentences": ["x" * 1000] * 39}, 422, "request too costly"),
 ]
 
 
@@ -343,3 +348,34 @@ def test_api_align_returns_the_links_attnkit_align_prints(client, capsys, tmp_pa
     )
     printed = capsys.readouterr().out.split()
     assert printed == report.pharaoh()[0].split()
+
+
+def test_issue_41_requests_that_were_500s_or_accepted_silently(client):
+    """A 5,000-digit number, a charset other than UTF-8, an Origin on another local port, an image over
+    the pixel budget: each a 4xx JSON error."""
+    digits = client.post(
+        "/api/translate", content=b'{"sentences": ["a"], "beam": ' + b"9" * 5000 + b"}", headers=JSON
+    )
+    assert digits.status_code == 400 and "number too long" in digits.json()["error"]
+    latin = {"Content-Type": "application/json; charset=latin-1"}
+    answer = client.post("/api/translate", content=b'{"sentences": ["caf\xe9"]}', headers=latin)
+    assert answer.status_code == 415 and "UTF-8" in answer.json()["error"]
+    utf8 = {"Content-Type": "application/json; charset=UTF-8"}
+    assert client.post("/api/translate", json={"sentences": ["a"]}, headers=utf8).status_code == 200
+    for origin, status in (("http://localhost:9999", 403), ("http://127.0.0.1:8000", 200)):
+        answer = client.post("/api/translate", json={"sentences": ["a"]}, headers={"Origin": origin})
+        assert answer.status_code == status, (origin, answer.json())
+
+
+def test_an_image_over_the_pixel_budget_is_refused_from_its_header(client):
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 6000, 6000, 16, 0, 0, 0, 0)  # 16-bit grey, 36 megapixels
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+    answer = client.post("/api/caption", json={"images": [base64.b64encode(png).decode()]})
+    assert answer.status_code == 422 and "over 12 megapixels" in answer.json()["error"]

@@ -6,6 +6,7 @@ Alignments are sets of (source word, target word) pairs, 0-based; Pharaoh format
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ def parse_naacl(
         fields = line.split()
         if not fields:
             continue
-        if len(fields) not in (3, 4) or not all(f.isdigit() for f in fields[:3]):
+        if len(fields) not in (3, 4) or not all(re.fullmatch("[0-9]+", f) for f in fields[:3]):
             raise DataError(f"{where}:{number}: expected 'SENT SRC TGT [S|P]', got {line[:80]!r}")
         sent, src, tgt = (int(f) for f in fields[:3])
         kind = fields[3] if len(fields) == 4 else "S"

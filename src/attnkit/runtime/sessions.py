@@ -32,7 +32,7 @@ _local = threading.local()
 def threads() -> int:
     """Intra-op threads: ``OMP_NUM_THREADS`` when set (as torch reads it), else the cores of this machine."""
     value = os.environ.get("OMP_NUM_THREADS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else (os.cpu_count() or 1)
+    return int(value) if value.isascii() and value.isdigit() and int(value) > 0 else (os.cpu_count() or 1)
 
 
 def open_session(path: Path, intra_threads: int | None = None) -> Any:

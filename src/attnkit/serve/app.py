@@ -54,16 +54,29 @@ MAX_BODY = LIMITS.max_body_bytes
 log = logging.getLogger("attnkit.serve")
 
 
-async def read_json(request: Request, limits: Limits = LIMITS) -> dict[str, Any]:
+async def read_json(
+    request: Request, limits: Limits = LIMITS, fields: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """The request's JSON object, within the body limit; ``fields``: the names it may hold (an unknown one
+    is a 400 naming the valid ones, so a misspelt option is never silently ignored)."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limits.max_body_bytes:
+    if (
+        declared.isascii()
+        and declared.isdigit()
+        and len(declared) < 20
+        and int(declared) > limits.max_body_bytes
+    ):
         raise RequestError(413, f"body of {declared} bytes is over the limit of {limits.max_body_bytes}")
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > limits.max_body_bytes:
             raise RequestError(413, f"body is over the limit of {limits.max_body_bytes} bytes")
-    return read_body(body, limits)
+    data = read_body(body, limits)
+    unknown = sorted(set(data) - set(fields)) if fields is not None else []
+    if unknown:
+        raise RequestError(400, f"unknown field {shorten(unknown[0], 40)}; valid: {', '.join(fields or ())}")
+    return data
 
 
 Handler = Callable[[Request], Awaitable[dict[str, Any]]]
@@ -130,7 +143,20 @@ class Explorer:
         return list(self.models.classifiers[key].model.classify(documents))
 
     async def translate(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request, self.limits)
+        data = await read_json(
+            request,
+            self.limits,
+            (
+                "sentences",
+                "model",
+                "beam",
+                "n_best",
+                "layers",
+                "alternative_attention",
+                "self_attention",
+                "attention_map",
+            ),
+        )
         sentences = sentence_list(data, "sentences", self.limits)
         beam = integer(data, "beam", 5, 1, self.limits.max_beam)
         n_best = integer(data, "n_best", 1, 1, beam)
@@ -157,7 +183,7 @@ class Explorer:
         return {"model": model.name, "results": results}
 
     async def classify(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request, self.limits)
+        data = await read_json(request, self.limits, ("documents", "model", "prior_correction"))
         documents = strings(data, "documents", self.limits, self.limits.max_document_chars)
         empty = [i for i, d in enumerate(documents) if not d.strip()]
         if empty:
@@ -173,7 +199,7 @@ class Explorer:
         return {"model": model.name, "results": results, "prior": prior}
 
     async def caption(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request, self.limits)
+        data = await read_json(request, self.limits, ("images", "model", "beam", "n_best"))
         beam = integer(data, "beam", 1, 1, self.limits.max_beam)
         n_best = integer(data, "n_best", 1, 1, beam)
         model = ModelSet.pick(self.models.captioners, data.get("model"), "captioner")
@@ -186,11 +212,11 @@ class Explorer:
             found = captioner.caption_arrays(arrays, [size for _, size in loaded], beam, n_best)
             return [r.to_json() for r in found]
 
-        results = await asyncio.get_running_loop().run_in_executor(self.executor, run)
+        results = await asyncio.get_running_loop().run_in_executor(self.heavy_executor, run)  # decoding
         return {"model": model.name, "results": results}
 
     async def align(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request, self.limits)
+        data = await read_json(request, self.limits, ("sources", "targets", "model", "method", "gold"))
         sources = sentence_list(data, "sources", self.limits)
         targets = sentence_list(data, "targets", self.limits)
         if len(sources) != len(targets):

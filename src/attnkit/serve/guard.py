@@ -68,19 +68,31 @@ class Guard:
                 f"(allowed: {', '.join(sorted(self.hosts))}; add one with attnkit serve --allow-host NAME)"
             )
         origin = headers.get("origin")
-        if origin is not None and not self._origin_ok(origin):
+        if origin is not None and not self._origin_ok(origin, headers.get("host", "")):
             return (
                 403,
                 f"requests from the page at {shorten(origin)} are refused (allow it with --cors ORIGIN)",
             )
         if scope.get("method") == "POST":
-            media = headers.get("content-type", "").split(";")[0].strip().lower()
+            media, *params = [p.strip().lower() for p in headers.get("content-type", "").split(";")]
             if media != "application/json":
                 return 415, f"POST bodies must be JSON (Content-Type: application/json), got {shorten(media)}"
+            charset = next(
+                (p.split("=", 1)[1].strip('"') for p in params if p.startswith("charset=")), "utf-8"
+            )
+            if charset.replace("-", "").replace("_", "") != "utf8":
+                return 415, f"POST bodies must be UTF-8 JSON, got charset={shorten(charset)}"
         return None
 
-    def _origin_ok(self, origin: str) -> bool:
+    def _origin_ok(self, origin: str, host: str) -> bool:
+        """An origin given with --cors, or the explorer's own page: an allowed host on the port the
+        request was sent to (another local port is another web site)."""
         if origin.rstrip("/").lower() in self.origins:
             return True
-        parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and host_name(parts.netloc) in self.hosts
+        try:
+            parts = urlsplit(origin)
+            port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+            served = urlsplit(f"//{host}").port or {"http": 80, "https": 443}.get(parts.scheme)
+        except ValueError:  # a port that does not parse
+            return False
+        return parts.scheme in ("http", "https") and host_name(parts.netloc) in self.hosts and port == served

@@ -56,6 +56,8 @@ def read_body(body: bytes, limits: Limits) -> dict[str, Any]:
         raise RequestError(400, f"body is not valid JSON: {e.msg} at character {e.pos}") from None
     except RecursionError:
         raise RequestError(400, "body is nested too deeply to be a request") from None
+    except ValueError as e:  # a number of more digits than Python converts (sys.get_int_max_str_digits)
+        raise RequestError(400, f"body holds a number too long to be a request's ({e})") from None
     if not isinstance(data, dict):
         raise RequestError(400, "body must be a JSON object")
     return data
@@ -128,9 +130,15 @@ def boolean(data: dict[str, Any], name: str) -> bool:
     return value
 
 
+def units(text: str) -> int:
+    """What a sentence costs to decode, in words or, for text with few spaces, characters / 6 (about a
+    subword each): 1,000 letters without a space are ~167 units, not one word."""
+    return max(len(text.split()), len(text) // 6 + 1)
+
+
 def work(texts: list[str], beam: int = 1) -> int:
-    """The decoding work of a request: the sum over its sentences of words x beam."""
-    return sum(len(t.split()) * beam for t in texts)
+    """The decoding work of a request: the sum over its sentences of units (``units``) x beam."""
+    return sum(units(t) * beam for t in texts)
 
 
 def check_translate_cost(texts: list[str], beam: int, layer_maps: int, limits: Limits) -> None:
@@ -138,12 +146,13 @@ def check_translate_cost(texts: list[str], beam: int, layer_maps: int, limits: L
 
     ``layer_maps``: layers x heads the answer would carry per sentence (0 when not asked for). Subwords
     are estimated as 1.5 per word plus </s>, on both sides."""
-    words = [len(t.split()) for t in texts]
+    words = [units(t) for t in texts]
     work = sum(w * beam for w in words)
     if work > limits.max_work:
         raise RequestError(
             422,
-            f"request too costly: sentences x words x beam = {work}, over the limit of {limits.max_work} "
+            f"request too costly: sentences x words (or characters / 6) x beam = {work}, over the limit of "
+            f"{limits.max_work} "
             "(send fewer or shorter sentences, or a smaller beam)",
         )
     cells = sum(int(1.5 * w + 1) ** 2 for w in words) * layer_maps
