@@ -136,3 +136,22 @@ def test_generation_settings_are_followed_or_named(marian_dir, tmp_path):
     assert all(f"{k}=" in said for k in ("num_beams", "max_new_tokens", "bad_words_ids"))
     for r in translator.translate(["the cat", "i like tea"], beam=2):
         assert len(r.target_tokens) - 1 >= 12  # min_new_tokens followed: no </s> before 12 tokens
+
+
+def test_pickled_bin_weights_and_a_truncated_safetensors_file_are_one_line(marian_dir, tmp_path, capsys):
+    pickled = tmp_path / "pickled"
+    shutil.copytree(marian_dir, pickled)
+    (pickled / "model.safetensors").rename(pickled / "pytorch_model.bin")
+    _one_line_exit_2(capsys, ["translate", "--model", str(pickled), "the cat"], "pickled .bin files")
+    cut = tmp_path / "cut"
+    shutil.copytree(marian_dir, cut)
+    data = (cut / "model.safetensors").read_bytes()
+    (cut / "model.safetensors").write_bytes(data[: len(data) // 2])
+    _one_line_exit_2(
+        capsys, ["translate", "--model", str(cut), "the cat"], "safetensors weights cannot be read"
+    )
+
+
+def test_a_causal_lm_given_to_classify_names_what_it_is(tmp_path, capsys):
+    folder = tiny.gpt2(tmp_path / "gpt2", steps=5)
+    _one_line_exit_2(capsys, ["classify", "--model", str(folder), "a lovely dress"], "is a generation model")

@@ -20,6 +20,7 @@ from . import (
     cmd_caption,
     cmd_classify,
     cmd_convert,
+    cmd_data,
     cmd_ensemble,
     cmd_evaluate,
     cmd_export,
@@ -52,6 +53,7 @@ COMMANDS = {
     "serve": cmd_serve,
     "list": cmd_list,
     "fetch": cmd_fetch,
+    "data": cmd_data,
 }
 
 

@@ -56,6 +56,11 @@ def check_folder(reference: str, auto: str) -> None:
             f"{path}: no tokenizer files (one of {', '.join(TOKENIZER_FILES[:3])}, ...); save the tokenizer "
             "beside the model (tokenizer.save_pretrained(folder))"
         )
+    if not any(path.glob("*.safetensors")) and any(path.glob("*.bin")):
+        raise UsageError(
+            f"{path}: its weights are pickled .bin files, which can run code when loaded: refused (as "
+            "checkpoints are); save them as safetensors (model.save_pretrained(folder))"
+        )
     names = read_config(path).get("architectures") or []
     head = HEADS.get(auto)
     if head and not any(str(n).endswith(head) for n in names):
@@ -153,9 +158,15 @@ def load_model(auto: str, path_or_name: str | Path, device: str = "cpu") -> tupl
                 f"{reference}: its tokenizer files cannot be read ({type(e).__name__}: {e})"
             ) from None
         try:
-            model = pretrained(getattr(transformers, auto), reference, attn_implementation="eager")
+            model = pretrained(
+                getattr(transformers, auto), reference, attn_implementation="eager", use_safetensors=True
+            )
         except RuntimeError as e:  # weights whose shapes do not fit config.json
             if "size" not in str(e) and "shape" not in str(e):
                 raise
             raise UsageError(f"{reference}: its weights do not fit its config.json (shapes differ)") from None
+        except Exception as e:  # safetensors' own error for a truncated or corrupt file
+            if type(e).__name__ not in ("SafetensorError", "HeaderTooLarge", "HeaderTooSmall"):
+                raise
+            raise UsageError(f"{reference}: its safetensors weights cannot be read ({e})") from None
     return model.to(resolve_device(device)), tokenizer, reference
