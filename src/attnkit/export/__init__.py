@@ -16,12 +16,12 @@ from typing import Any
 
 from ..checkpoint import load_checkpoint
 from ..files import atomic_write_json, sha256
+from ..names import resolve as resolve_name
 from ..pretrained import resolve
 from ..runtime.manifest import FORMAT, FORMAT_VERSION, MANIFEST
+from ..tasks import TABLE
 from ..version import __version__
 from .folders import check_out
-from .han import export_han
-from .seq2seq import export_seq2seq
 from .verify import verify
 
 __all__ = ["export"]
@@ -49,14 +49,8 @@ def export(
     tmp.mkdir(parents=True)
     try:
         model: Any
-        if task == "classification":
-            model, manifest = export_han(path, tmp, int8)
-        elif task == "captioning":
-            from .captioner import export_captioner
-
-            model, manifest = export_captioner(path, tmp, int8)
-        else:
-            model, manifest = export_seq2seq(path, tmp, int8)
+        exporter = resolve_name(TABLE[task].exporter)  # the task x backend table's exporter
+        model, manifest = exporter(path, tmp, int8)
         manifest["meta"]["half_weights"] = _store_half(tmp, manifest, lossy_fp16)
         manifest["meta"]["source_checkpoint"] = {"file": path.name, "sha256": sha256(path)}
         _finish(tmp, manifest)

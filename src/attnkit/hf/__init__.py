@@ -35,17 +35,10 @@ def load_hf(path_or_name: str | Path, task: str = "translation", device: str = "
     classification (encoder classifiers) or generation (decoder-only LMs continuing a prompt)."""
     if task not in TASKS:
         raise UsageError(f"Hugging Face models for {task} are not supported yet; valid: {', '.join(TASKS)}")
-    if task == "classification":
-        from .classify import HFClassifier
+    from ..names import resolve
+    from ..tasks import TABLE
 
-        return HFClassifier.from_pretrained(path_or_name, device=device)
-    if task == "generation":
-        from .causal import HFCausalLM
-
-        return HFCausalLM.from_pretrained(path_or_name, device=device)
-    from .seq2seq import HFTranslator
-
-    return HFTranslator.from_pretrained(path_or_name, device=device)
+    return resolve(TABLE[task].backends["hf"]).from_pretrained(path_or_name, device=device)
 
 
 def hf_task(path_or_name: str | Path) -> str:

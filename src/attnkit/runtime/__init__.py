@@ -17,17 +17,11 @@ __all__ = ["ExportError", "Manifest", "load_export", "read_manifest"]
 
 
 def load_export(path: str | Path, task: str | None = None, int8: bool = False, **options: Any) -> Any:
-    """An export folder -> ``OnnxTranslator`` (translation) or ``OnnxClassifier`` (classification)."""
+    """An export folder -> the ONNX class of its manifest's task (``tasks.TABLE``): ``OnnxTranslator``,
+    ``OnnxClassifier`` or ``OnnxCaptioner``."""
+    from ..names import resolve
+    from ..tasks import TABLE
+
     manifest = read_manifest(path, task)
-    variant = "int8" if int8 else "fp32"
-    if manifest.task == "captioning":
-        from .captioner import OnnxCaptioner
-
-        return OnnxCaptioner(manifest, variant, **options)
-    if manifest.task == "translation":
-        from .seq2seq import OnnxTranslator
-
-        return OnnxTranslator(manifest, variant, **options)
-    from .han import OnnxClassifier
-
-    return OnnxClassifier(manifest, variant, **options)
+    cls = resolve(TABLE[manifest.task].backends["onnx"])  # the task x backend table's ONNX class
+    return cls(manifest, "int8" if int8 else "fp32", **options)

@@ -67,6 +67,13 @@ def _digit_examples(strings: list[digits.DigitString]) -> list[Example]:
 
 
 class CaptioningTask:
+    @classmethod
+    def for_run(
+        cls, config: ExperimentConfig, checkpoint: Checkpoint | None, log: Any = None
+    ) -> CaptioningTask:
+        """The task for a training run (``training.run.make_task`` through ``tasks.TABLE``)."""
+        return cls(config, checkpoint)
+
     def __init__(self, config: ExperimentConfig, checkpoint: Checkpoint | None = None) -> None:
         self.config = config
         c = config.model.captioner

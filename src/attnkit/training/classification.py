@@ -56,6 +56,13 @@ def training_labels(config: ExperimentConfig, labels: list[str]) -> list[int] | 
 
 
 class ClassificationTask:
+    @classmethod
+    def for_run(
+        cls, config: ExperimentConfig, checkpoint: Checkpoint | None, log: Any = None
+    ) -> ClassificationTask:
+        """The task for a training run (``training.run.make_task`` through ``tasks.TABLE``)."""
+        return cls(config, checkpoint)
+
     def __init__(self, config: ExperimentConfig, checkpoint: Checkpoint | None = None) -> None:
         self.config = config
         labels = checkpoint.labels if checkpoint else None

@@ -28,22 +28,11 @@ def _log(message: str) -> None:
 
 
 def make_task(config: ExperimentConfig, checkpoint: Checkpoint | None) -> Any:
-    """The task of ``config`` (translation or classification); vocabularies from ``checkpoint`` if given."""
-    if config.task == "classification":
-        from .classification import ClassificationTask
+    """The trainer of ``config.task`` (``tasks.TABLE``); vocabularies from ``checkpoint`` if given."""
+    from ..names import resolve
+    from ..tasks import TABLE
 
-        return ClassificationTask(config, checkpoint)
-    if config.task == "captioning":
-        from .captioning import CaptioningTask
-
-        return CaptioningTask(config, checkpoint)
-    from ..data.tokenizer import vocabularies_from
-    from .translation import TranslationTask
-
-    if checkpoint is None:
-        return TranslationTask(config, log=_log)
-    source, target = vocabularies_from(checkpoint)
-    return TranslationTask(config, source, checkpoint.target_ids, log=_log, target_tokenizer=target)
+    return resolve(TABLE[config.task].trainer).for_run(config, checkpoint, _log)
 
 
 def run_files(out_dir: Path) -> list[Path]:

@@ -33,6 +33,17 @@ def load_pairs(config: ExperimentConfig, split: str) -> tuple[list[str], list[st
 
 
 class TranslationTask:
+    @classmethod
+    def for_run(cls, config: ExperimentConfig, checkpoint: Any, log: Any = None) -> TranslationTask:
+        """The task for a training run (``training.run.make_task`` through ``tasks.TABLE``): a resumed or
+        initialized run keeps the checkpoint's vocabularies."""
+        if checkpoint is None:
+            return cls(config, log=log)
+        from ..data.tokenizer import vocabularies_from
+
+        source, target = vocabularies_from(checkpoint)
+        return cls(config, source, checkpoint.target_ids, log=log, target_tokenizer=target)
+
     def __init__(
         self,
         config: ExperimentConfig,
