@@ -26,7 +26,12 @@ from attnkit.rerank import NoisyChannel
 WORDS = ["the", "cat", "sits", "on", "mat", "dog", "eats", "where", "is", "i", "like", "tea", "a"]
 SENTENCES = ["the cat sits on the mat", "where is the dog", "i like tea"]
 # the backends tests can build, by the table's kind; onnx int8 is the onnx kind's "int8" provision
-BUILDS = ["torch-rnn", "torch-transformer", "onnx-rnn", "onnx-transformer", "onnx8-transformer", "hf-marian"]
+BUILDS = ["torch-rnn", "torch-transformer", "onnx-rnn", "onnx-transformer", "onnx8-transformer"]
+BUILDS += [
+    "hf-marian",
+    "hf-bart",
+    "hf-t5",
+]  # Hugging Face families (mBART, M2M100, FSMT: tests/hf/test_source_ids.py)
 OPTIONS = [
     {"beam": 1, "n_best": 1, "rerank": False},
     {"beam": 3, "n_best": 1, "rerank": False},
@@ -48,7 +53,8 @@ def specs(translator_ckpt, transformer_ckpt, tmp_path_factory):
                 pytest.importorskip("transformers")
                 from tests.hf import tiny
 
-                cache[build] = (str(tiny.marian(tmp_path_factory.mktemp("combo-marian"))), "auto", False)
+                family = tiny.FAMILIES[model]
+                cache[build] = (str(family(tmp_path_factory.mktemp(f"combo-{model}"))), "auto", False)
             elif kind == "torch":
                 cache[build] = (checkpoint, "torch", False)
             else:

@@ -81,3 +81,17 @@ def test_rnns_and_files_are_refused_in_one_line(translator_ckpt, tmp_path, capsy
         main(["export", str(translator_ckpt), "--out", str(tmp_path / "o"), "--format", "hf", "--int8"]) == 2
     )
     assert "--format hf writes fp32 weights" in capsys.readouterr().err
+
+
+def test_heads_on_the_hugging_face_export_names_what_it_is(exported, tmp_path, capsys):
+    """Was: 'an RNN translator has no attention heads' for a Transformer exported to Hugging Face."""
+    from attnkit.cli.main import main
+
+    _, folder = exported
+    (tmp_path / "s").write_text("ab\n")
+    capsys.readouterr()
+    assert main(["heads", str(folder), "--src", str(tmp_path / "s"), "--ref", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "is a Hugging Face encoder-decoder (run heads on the attnkit checkpoint" in err and "RNN" not in err
+    )

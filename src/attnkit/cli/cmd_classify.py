@@ -45,12 +45,17 @@ def _prior_option(p: argparse.ArgumentParser) -> None:
         help="divide the training class weights out of the decision to this power, 0-1 "
         "(default: the model's own setting; 0 = the trained model as is)",
     )
+    p.add_argument(
+        "--int8",
+        action="store_true",
+        help="int8 weights (torch dynamic quantization, or the export's int8 graphs)",
+    )
 
 
 def _load(args: argparse.Namespace) -> Any:
     from ..api import load_classifier
 
-    return load_classifier(args.model, args.prior_correction, args.device, args.backend)
+    return load_classifier(args.model, args.prior_correction, args.device, args.backend, int8=args.int8)
 
 
 def run_classify(args: argparse.Namespace) -> int:
