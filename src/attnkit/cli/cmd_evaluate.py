@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     report = evaluate_translator(translator, sources, references, args.beam, args.batch_size, load_seconds)
     hyps = report.pop("hypotheses")
     report["data"] = {"src": str(Path(args.src)), "ref": str(Path(args.ref))}
-    report["decoding"]["int8"] = args.int8
+    # what ran: a shipped Transformer runs its int8-only export without --int8
+    report["decoding"]["int8"] = bool(args.int8 or getattr(translator, "variant", "") == "int8")
+    report["decoding"]["backend"] = translator.backend
     if translator.reranker is not None:
         r = translator.reranker
         report["decoding"]["rerank"] = {

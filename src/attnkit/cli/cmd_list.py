@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     exports = [f"{n} ({', '.join(v)})" for n, v in variants.items()]
     print("with an ONNX export (run without torch): " + (", ".join(exports) or "none"))
     if any(v == ["int8"] for v in variants.values()):
-        print("  (an int8-only export runs with --int8; without it, the model runs on torch)")
+        print("  (an int8-only export runs its int8 graphs by default; --backend torch runs the checkpoint)")
     for task, name in DEFAULTS.items():
         print(f"default for {task}: {name}")
     return 0
