@@ -9,7 +9,7 @@ from typing import Any
 
 from .version import __version__
 
-__all__ = ["__version__", "align", "load", "train"]
+__all__ = ["__version__", "align", "compare", "load", "save_html", "show", "train"]
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +21,8 @@ def __getattr__(name: str) -> Any:
         from .aligning import align
 
         return align
+    if name in ("show", "save_html", "compare"):
+        from . import notebook
+
+        return getattr(notebook, name)
     raise AttributeError(f"module 'attnkit' has no attribute {name!r}")

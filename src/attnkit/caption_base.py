@@ -44,6 +44,12 @@ class Caption:
     def __post_init__(self) -> None:
         check_caption(self)
 
+    def _repr_html_(self) -> str:
+        """How a notebook shows it: the explorer's view, offline (``attnkit.notebook``)."""
+        from .names import resolve
+
+        return str(resolve("attnkit.notebook:html")(self))
+
     @property
     def grid(self) -> tuple[int, int]:
         return int(self.eos_attention.shape[0]), int(self.eos_attention.shape[1])

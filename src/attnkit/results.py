@@ -45,6 +45,12 @@ class Translation:
     def __post_init__(self) -> None:
         check_translation(self)
 
+    def _repr_html_(self) -> str:
+        """How a notebook shows it: the explorer's view, offline (``attnkit.notebook``)."""
+        from .names import resolve
+
+        return str(resolve("attnkit.notebook:html")(self))
+
     def to_json(self, alternatives: bool = True) -> dict[str, Any]:
         """JSON-ready; ``alternatives``: with the n-best's pieces and attention (when there are any)."""
         return {
@@ -131,6 +137,12 @@ class Classification:
 
     def __post_init__(self) -> None:
         check_classification(self)
+
+    def _repr_html_(self) -> str:
+        """How a notebook shows it: the explorer's view, offline (``attnkit.notebook``)."""
+        from .names import resolve
+
+        return str(resolve("attnkit.notebook:html")(self))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -57,6 +57,12 @@ class AlignmentReport:
     gold: Gold | None = None
     settings: dict[str, Any] = field(default_factory=dict)
 
+    def _repr_html_(self) -> str:
+        """How a notebook shows it: the explorer's view, offline (``attnkit.notebook``)."""
+        from ..names import resolve
+
+        return str(resolve("attnkit.notebook:html")(self))
+
     def score(self) -> AERScore | None:
         return None if self.gold is None else aer(self.links, *self.gold)
 

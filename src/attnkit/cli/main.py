@@ -19,6 +19,7 @@ from . import (
     cmd_average,
     cmd_caption,
     cmd_classify,
+    cmd_compare,
     cmd_convert,
     cmd_data,
     cmd_ensemble,
@@ -54,6 +55,7 @@ COMMANDS = {
     "list": cmd_list,
     "fetch": cmd_fetch,
     "data": cmd_data,
+    "compare": cmd_compare,
 }
 
 

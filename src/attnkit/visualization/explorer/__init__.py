@@ -28,7 +28,9 @@ def page() -> bytes:
 
 def embedded_json(data: Any) -> str:
     """JSON safe inside a <script> element: no '<', '>' or '&' characters at all."""
-    text = json.dumps(data, ensure_ascii=False)
+    from ...files import finite
+
+    text = json.dumps(finite(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -484,6 +484,36 @@ function showAlignments(data) {
   box.replaceChildren(...cards);
 }
 
+// ---- compare and notebook views --------------------------------------------------------------------
+
+function showComparisons(data) {
+  // two translators of one direction: per sentence both outputs and attentions side by side, most
+  // disagreeing first (Python sorted them), with each one's BLEU and entropy and their agreement
+  const box = document.getElementById("compare-results");
+  const [nameA, nameB] = data.models;
+  const summary = el("p", { class: "score compare-summary" }, data.summary);
+  const items = data.items.map((item, i) => {
+    const article = el("article", { class: "card compare-item", "data-index": i, "data-agreement": item.agreement });
+    article.append(el("p", { class: "source" }, item.source), el("p", { class: "score" }, item.metrics));
+    const pair = el("div", { class: "compare-pair" });
+    [[nameA, item.a], [nameB, item.b]].forEach(([name, result], side) => {
+      const column = el("div", { class: "compare-side", "data-model": name });
+      column.append(el("h3", {}, name), translationCard(result, 2 * i + side));
+      pair.append(column);
+    });
+    article.append(pair);
+    return article;
+  });
+  box.replaceChildren(summary, ...items);
+}
+
+function showInitial(view) {
+  // a notebook's chosen view (matrix, head, model) in every card that offers it
+  document.querySelectorAll("select.view-select").forEach((sel) => {
+    if ([...sel.options].some((o) => o.value === view)) { sel.value = view; sel.dispatchEvent(new Event("change")); }
+  });
+}
+
 // ---- wiring ----------------------------------------------------------------------------------------
 
 function showView(name) {
@@ -564,13 +594,22 @@ async function start() {
   if (embedded) {  // a static export: show the embedded results, no server
     const data = JSON.parse(embedded.textContent);
     document.body.classList.add("static");
+    if (data.notebook) document.body.classList.add("notebook");
     document.querySelectorAll("form.controls, #tabs").forEach((f) => { f.hidden = true; });
     if (data.limits) state.limits = data.limits;
     showView(data.view);
+    (data.results || []).forEach((r) => {  // a notebook's layer maps come as per-mille integers
+      if (r.layer_attention_milli) r.layer_attention = r.layer_attention_milli.map((l) => l.map((h) => h.map((row) => row.map((v) => v / 1000))));
+    });
     if (data.view === "translate") showTranslations(data.results);
     if (data.view === "classify") showClassifications(data);
     if (data.view === "caption") showCaptions(data.results);
     if (data.view === "heads") showHeads(data.report);
+    if (data.view === "align") showAlignments(data);
+    if (data.view === "compare") showComparisons(data);
+    if (data.initial) showInitial(data.initial);
+    if (data.note) status(data.note);
+    document.body.dataset.ready = "true";
     return;
   }
   tabs();
