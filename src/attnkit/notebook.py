@@ -134,9 +134,10 @@ def _translations(items: Sequence[Any], view: str | None, model: Any) -> View:
         )
     rows, note = _fit(rows)
     tokens = max((len(r["target_tokens"]) for r in rows), default=1)
-    height = min(260 + 24 * tokens + (120 if view in ("head", "model") else 0), 900) * min(len(rows), 2)
+    # the matrix (24 px a target token) above the links (~180 px), per card; the frame scrolls past its height
+    height = min(430 + 24 * tokens + (160 if view in ("head", "model") else 0), 1000) * min(len(rows), 2)
     data: dict[str, Any] = {"view": "translate", "results": rows, **({"initial": view} if view else {})}
-    return View({**data, **({"note": note} if note else {})}, min(height, 1200))
+    return View({**data, **({"note": note} if note else {})}, min(height, 1400))
 
 
 def _fit(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:

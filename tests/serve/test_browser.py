@@ -512,3 +512,35 @@ def test_the_default_servers_views_and_maps_draw_the_readme_sentence(default_ser
         card = page.query_selector(".translation-card")
         rows = len(card.query_selector_all(".tok.target"))
         assert rows == len(result["target_tokens"])
+
+
+def test_notebook_outputs_render_offline_hover_and_stay_independent(browser, tmp_path, shots):
+    """Two saved notebook outputs on one page (as Jupyter, VS Code or nbconvert lay them out): hovering a
+    target token in the first shades its source cells there and not in the second, and no request leaves."""
+    from attnkit.api import load_translator
+
+    translator = load_translator("enfr-rnn", rerank=False)
+    first, second = translator.translate([CAT, "Where is the station?"])
+    page_file = tmp_path / "notebook.html"
+    body = "".join(f'<div class="output">{r._repr_html_()}</div>' for r in (first, second))
+    page_file.write_text(f"<!doctype html><html><body>{body}</body></html>", encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1100, "height": 1400})
+    requests: list[str] = []
+    context.on("request", lambda r: requests.append(r.url))
+    context.set_offline(True)
+    page = context.new_page()
+    page.goto(page_file.as_uri())
+    frames = [f for f in page.frames if f != page.main_frame]
+    assert len(frames) == 2
+    for frame in frames:
+        frame.wait_for_selector("body[data-ready=true]")
+    card_a, card_b = (f.wait_for_selector(".translation-card") for f in frames)
+    raw = lambda card: card.eval_on_selector_all(".tok.source", "ns => ns.map(n => n.dataset.highlight)")  # noqa: E731
+    before_b = raw(card_b)
+    card_a.query_selector_all(".tok.target")[1].hover()
+    expected = np.array(first.attention[1])
+    np.testing.assert_allclose(_highlights(card_a, "source"), expected, atol=1e-4)
+    assert raw(card_b) == before_b  # the other output did not move
+    page.screenshot(path=str(shots / "notebook-outputs.png"), full_page=True)
+    assert [u for u in requests if not u.startswith(("file:", "about:", "data:"))] == []
+    context.close()
