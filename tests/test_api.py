@@ -107,4 +107,4 @@ def test_classify_lists_every_word_of_a_long_review_and_says_which_were_not_read
         result.unread_words == 11 + 7 * 3
     )  # 11 words of sentence 2, and sentences 31-37 ("Short", "i", ".")
     page = static_page({"view": "classify", "results": [result.to_json()]})
-    assert "word69" in page and '"unread_words": 32' in page
+    assert "word69" in page and '"unread_words":32' in page

@@ -60,7 +60,7 @@ def test_plot_and_html_are_written(captioner_ckpt, digit_png, tmp_path, capsys):
     assert main(args) == 0
     assert figure.read_text().lstrip().startswith(("<?xml", "<svg"))
     html = page.read_text()
-    assert '"view": "caption"' in html and "data:image/png;base64," in html
+    assert '"view":"caption"' in html and "data:image/png;base64," in html
 
 
 def test_rgba_and_sixteen_bit_images_are_converted(captioner_ckpt, tmp_path, capsys):
