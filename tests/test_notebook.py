@@ -44,7 +44,12 @@ def transformer():
 def test_a_translation_renders_itself_in_an_isolated_offline_frame(transformer):
     [r] = transformer.translate([CAT])
     fragment = r._repr_html_()
-    assert fragment.startswith("<iframe") and 'sandbox="allow-scripts allow-downloads"' in fragment
+    assert (
+        fragment.startswith('<div class="attnkit-output"><iframe')
+        and 'sandbox="allow-scripts allow-downloads"' in fragment
+    )
+    # where a notebook strips frames (untrusted), a static picture stays; where scripts run, it is hidden
+    assert 'src="data:image/png;base64,' in fragment and 'static").style.display = "none"' in fragment
     assert "allow-same-origin" not in fragment  # isolated from the notebook and from other outputs
     data = _data(fragment)
     assert data["view"] == "translate" and data["results"][0]["target_tokens"] == r.target_tokens

@@ -32,10 +32,12 @@ ACCEPTS = (
 
 
 class View:
-    """A displayable view: ``data`` is the explorer's payload ({"view": ..., ...})."""
+    """A displayable view: ``data`` is the explorer's payload ({"view": ..., ...}); ``picture``: a function
+    giving a static PNG of it, shown where a notebook strips the frame (JupyterLab and classic Notebook
+    sanitize the HTML of an untrusted, e.g. reopened, notebook: an ``<img>`` survives, an iframe does not)."""
 
-    def __init__(self, data: dict[str, Any], height: int) -> None:
-        self.data, self.height = data, height
+    def __init__(self, data: dict[str, Any], height: int, picture: Any = None) -> None:
+        self.data, self.height, self.picture = data, height, picture
 
     def page(self) -> str:
         from .visualization.explorer import static_page
@@ -47,11 +49,23 @@ class View:
         # a third to the size of the view code)
         source = self.page().replace("&", "&amp;").replace('"', "&quot;")
         name = f"attnkit-{self.data['view']}-{uuid.uuid4().hex[:8]}"
-        return (
+        frame = (
             f'<iframe id="{name}" class="attnkit-view" title="attnkit {self.data["view"]} view" '
             f'sandbox="allow-scripts allow-downloads" srcdoc="{source}" '
             f'style="width: 100%; height: {self.height}px; border: 1px solid #ddd"></iframe>'
         )
+        # where the frame is stripped (an untrusted notebook), a static picture and a line say what to do;
+        # where scripts run (the frame does too), this one hides them
+        png = self.picture() if self.picture is not None else None
+        image = (
+            f'<img alt="attnkit {self.data["view"]} view" src="data:image/png;base64,{png}">' if png else ""
+        )
+        fallback = (
+            f'<div id="{name}-static">{image}<p>attnkit {self.data["view"]} view: run the cell or trust the '
+            "notebook to see it interactive.</p></div>"
+        )
+        hide = f'<script>document.getElementById("{name}-static").style.display = "none";</script>'
+        return f'<div class="attnkit-output">{frame}{fallback}{hide}</div>'
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/html": self._repr_html_(), "text/plain": repr(self)}
@@ -137,7 +151,27 @@ def _translations(items: Sequence[Any], view: str | None, model: Any) -> View:
     # the matrix (24 px a target token) above the links (~180 px), per card; the frame scrolls past its height
     height = min(430 + 24 * tokens + (160 if view in ("head", "model") else 0), 1000) * min(len(rows), 2)
     data: dict[str, Any] = {"view": "translate", "results": rows, **({"initial": view} if view else {})}
-    return View({**data, **({"note": note} if note else {})}, min(height, 1400))
+    return View({**data, **({"note": note} if note else {})}, min(height, 1400), lambda: _heatmap(items[0]))
+
+
+def _heatmap(result: Any) -> str | None:
+    """The first translation's attention as a small PNG (base64), or None without matplotlib."""
+    try:
+        from .visualization.heatmap import attention_figure
+    except ImportError:
+        return None
+    if not result.translation:
+        return None
+    return _png(attention_figure(result.attention, result.source_tokens, result.target_tokens))
+
+
+def _png(figure: Any) -> str:
+    import base64
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=60, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _fit(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
@@ -181,7 +215,16 @@ def _captions(items: Sequence[Any]) -> View:
             raise UsageError(f"caption of {r.source or 'an image array'}: show needs the image file it read")
         image, _ = read_image(r.source, 1, None, None)
         rows.append(caption_data(r, (image[0] * 255).round().astype("uint8")))
-    return View({"view": "caption", "results": rows}, min(420 * len(rows), 1200))
+
+    def picture() -> str | None:
+        try:
+            from .visualization.captions import caption_figure
+        except ImportError:
+            return None
+        image, _ = read_image(items[0].source, 1, None, None)
+        return _png(caption_figure(items[0], (image[0] * 255).round().astype("uint8")))
+
+    return View({"view": "caption", "results": rows}, min(420 * len(rows), 1200), picture)
 
 
 def _alignment(report: Any) -> View:

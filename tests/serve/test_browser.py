@@ -543,4 +543,15 @@ def test_notebook_outputs_render_offline_hover_and_stay_independent(browser, tmp
     assert raw(card_b) == before_b  # the other output did not move
     page.screenshot(path=str(shots / "notebook-outputs.png"), full_page=True)
     assert [u for u in requests if not u.startswith(("file:", "about:", "data:"))] == []
+    assert not page.is_visible("div[id$='-static'] img")  # scripts run: the static picture is hidden
     context.close()
+    # where a notebook does not run the output's scripts (an untrusted one also strips the frame), the
+    # static picture of the attention shows
+    static = browser.new_context(java_script_enabled=False, viewport={"width": 1100, "height": 1400})
+    plain = static.new_page()
+    plain.goto(page_file.as_uri())
+    assert (
+        plain.is_visible("div[id$='-static'] img")
+        and plain.eval_on_selector("div[id$='-static'] img", "img => img.naturalWidth") > 100
+    )
+    static.close()
