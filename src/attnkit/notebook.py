@@ -149,8 +149,9 @@ def _translations(items: Sequence[Any], view: str | None, model: Any) -> View:
     rows, note = _fit(rows)
     tokens = max((len(r["target_tokens"]) for r in rows), default=1)
     # the matrix (24 px a target token) above the links (~180 px), per card; the frame scrolls past its height
-    height = min(430 + 24 * tokens + (160 if view in ("head", "model") else 0), 1000) * min(len(rows), 2)
-    data: dict[str, Any] = {"view": "translate", "results": rows, **({"initial": view} if view else {})}
+    height = min(470 + 24 * tokens + (160 if view in ("head", "model") else 0), 1000)  # one card at a time
+    data: dict[str, Any] = {"view": "translate", "results": rows, "picker": len(rows) > 1}
+    data.update({"initial": view} if view else {})
     return View({**data, **({"note": note} if note else {})}, min(height, 1400), lambda: _heatmap(items[0]))
 
 
@@ -201,8 +202,9 @@ def _classifications(items: Sequence[Any], model: Any) -> View:
         prior = {"labels": labels, "class_weights": [1.0] * len(labels), "prior_correction": 0.0}
     rows = [r.to_json() for r in items]
     limits = {"max_sentences": 10**6, "max_words": 10**6}
-    height = min(200 + 90 * sum(len(r["sentences"]) for r in rows), 1200)
-    return View({"view": "classify", "results": rows, "prior": prior, "limits": limits}, height)
+    height = min(240 + 90 * max(len(r["sentences"]) for r in rows), 1200)  # one card at a time
+    data = {"view": "classify", "results": rows, "prior": prior, "limits": limits, "picker": len(rows) > 1}
+    return View(data, height)
 
 
 def _captions(items: Sequence[Any]) -> View:

@@ -555,3 +555,28 @@ def test_notebook_outputs_render_offline_hover_and_stay_independent(browser, tmp
         and plain.eval_on_selector("div[id$='-static'] img", "img => img.naturalWidth") > 100
     )
     static.close()
+
+
+def test_a_notebook_list_of_results_is_one_view_with_a_picker(browser, tmp_path):
+    from attnkit.api import load_translator
+    from attnkit.notebook import show
+
+    results = load_translator("enfr-rnn", rerank=False).translate(
+        [CAT, "I love you.", "Where is the station?"]
+    )
+    page_file = tmp_path / "list.html"
+    page_file.write_text(f"<!doctype html><html><body>{show(results)._repr_html_()}</body></html>")
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.goto(page_file.as_uri())
+    [frame] = [f for f in page.frames if f != page.main_frame]
+    frame.wait_for_selector("body[data-ready=true]")
+
+    def visible() -> list[str]:
+        cards = frame.query_selector_all(".translation-card")
+        return [c.query_selector(".source").inner_text() for c in cards if c.is_visible()]
+
+    assert visible() == [CAT]
+    frame.select_option("select.result-picker", "2")
+    assert visible() == ["Where is the station?"]
+    context.close()

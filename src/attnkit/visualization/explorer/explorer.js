@@ -507,6 +507,19 @@ function showComparisons(data) {
   box.replaceChildren(summary, ...items);
 }
 
+function addPicker(box) {
+  // a notebook's list of results: one card at a time, chosen by its text
+  if (!box) return;
+  const cards = [...box.querySelectorAll(":scope > article")];
+  if (cards.length < 2) return;
+  const label = (c, i) => `${i + 1}. ${(c.querySelector(".source, .document, .caption") || c).textContent.slice(0, 80)}`;
+  const picker = el("select", { class: "result-picker", "aria-label": "result" }, ...cards.map((c, i) => el("option", { value: i }, label(c, i))));
+  const choose = () => cards.forEach((c, i) => { c.hidden = i !== Number(picker.value); });
+  picker.addEventListener("change", choose);
+  box.prepend(el("label", { class: "row" }, `${cards.length} results: `, picker));
+  choose();
+}
+
 function showInitial(view) {
   // a notebook's chosen view (matrix, head, model) in every card that offers it
   document.querySelectorAll("select.view-select").forEach((sel) => {
@@ -608,6 +621,7 @@ async function start() {
     if (data.view === "align") showAlignments(data);
     if (data.view === "compare") showComparisons(data);
     if (data.initial) showInitial(data.initial);
+    if (data.picker) addPicker(document.getElementById(`${data.view}-results`));
     if (data.note) status(data.note);
     document.body.dataset.ready = "true";
     return;
