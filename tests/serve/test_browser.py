@@ -580,3 +580,28 @@ def test_a_notebook_list_of_results_is_one_view_with_a_picker(browser, tmp_path)
     frame.select_option("select.result-picker", "2")
     assert visible() == ["Where is the station?"]
     context.close()
+
+
+def test_a_notebook_output_works_inside_a_sandboxed_output_frame(browser, tmp_path):
+    """Colab and VS Code put each output in a sandboxed frame of its own: the view still draws and hovers."""
+    import html as html_lib
+
+    from attnkit.api import load_translator
+
+    [r] = load_translator("enfr-rnn", rerank=False).translate([CAT])
+    source = html_lib.escape(r._repr_html_())
+    outer = f'<iframe sandbox="allow-scripts" style="width:1000px;height:900px" srcdoc="{source}"></iframe>'
+    page_file = tmp_path / "sandboxed.html"
+    page_file.write_text(f"<!doctype html><html><body>{outer}</body></html>")
+    context = browser.new_context(viewport={"width": 1100, "height": 1000})
+    context.set_offline(True)
+    page = context.new_page()
+    page.goto(page_file.as_uri())
+    page.wait_for_timeout(500)
+    inner = [f for f in page.frames if f.parent_frame is not None and f.parent_frame != page.main_frame]
+    assert len(inner) == 1
+    inner[0].wait_for_selector("body[data-ready=true]")
+    card = inner[0].wait_for_selector(".translation-card")
+    card.query_selector_all(".tok.target")[1].hover()
+    np.testing.assert_allclose(_highlights(card, "source"), np.array(r.attention[1]), atol=1e-4)
+    context.close()
