@@ -72,12 +72,14 @@ class NoisyChannel:
             for text, score, attention, pieces, ids in rows
         ]
 
-    def rerank(self, results: Sequence[Any]) -> list[Any]:
+    def rerank(self, results: Sequence[Any], read: Any = None) -> list[Any]:
         """Each result with its candidates reordered by the combined score (one with no alternatives is
-        scored too, so every answer carries both scores); scores stay the model's own."""
+        scored too, so every answer carries both scores); scores stay the model's own. ``read``: result ->
+        the source text the forward model read (a cut source is scored as read, not whole)."""
         lists = {i: self.candidates(r) for i, r in enumerate(results) if r.translation}
         texts = [c.text for cands in lists.values() for c in cands]
-        sources = [results[i].source for i, cands in lists.items() for _ in cands]
+        read = read or (lambda r: r.source)
+        sources = [read(results[i]) for i, cands in lists.items() for _ in cands]
         channel = self.channel.log_probs(texts, sources)
         out, cursor = list(results), 0
         for i, cands in lists.items():

@@ -209,7 +209,14 @@ class TranslatorBase:
             return self._translate(sentences, beam, batch_size, alpha, n_best, max_ratio, max_extra)
         self.reranker.alpha = alpha
         found = self._translate(sentences, beam, batch_size, alpha, beam, max_ratio, max_extra)
-        return [_cut(r, n_best) for r in self.reranker.rerank(found)]
+        return [_cut(r, n_best) for r in self.reranker.rerank(found, self._source_read)]
+
+    def _source_read(self, result: Translation) -> str:
+        """The source as this model read it: the text itself, or for a source cut at ``max_source_tokens``
+        the cut part (so a channel model scores what was translated, not a 1 MB line)."""
+        if len(result.source_ids) < self.max_source_tokens:
+            return result.source
+        return self.tokenizer.decode(result.source_ids)
 
     def _translate(
         self,
