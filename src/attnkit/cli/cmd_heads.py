@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
     if not sources:
         raise UsageError(f"{args.src} has no sentences")
-    translator = load_translator(args.model or args.model_option, device=args.device, backend="torch")
+    translator = load_translator(
+        args.model or args.model_option, device=args.device, backend="torch", rerank=False
+    )
     from ..pretrained import DEFAULTS
 
     check_model(translator, str(args.model or args.model_option or DEFAULTS["translation"]))

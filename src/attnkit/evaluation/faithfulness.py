@@ -27,6 +27,7 @@ from ..alignment.links import Links
 from ..errors import UsageError
 from ..explain.attribution import METHODS, ProbabilityModel, scores
 from ..explain.erasure import UNITS, Units, erase_batch, top_units, unit_positions
+from ..log import progress
 from ..names import ALIGNMENT_SCORES as SCORES
 from ..vocab import WORD_PAD
 
@@ -105,7 +106,7 @@ def measure_batch(
     out: dict[str, Any] = {"curves": {u: {} for u in UNITS}, "agreement": {}, "ig_gap": []}
     word_scores: dict[str, np.ndarray] = {}
     for units in UNITS:
-        for method in methods:
+        for method in progress(methods, len(methods), f"{units} attributions", unit="method", minimum=1):
             runs = range(seeds) if method == "random" else range(1)
             pairs = []
             for seed in runs:

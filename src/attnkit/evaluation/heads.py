@@ -24,6 +24,7 @@ import torch
 from ..data.batching import make_batch
 from ..device import model_device, to_device
 from ..errors import UsageError
+from ..log import progress
 from ..tasks import with_article
 from .metrics import corpus_scores
 
@@ -129,7 +130,8 @@ def head_report(
     baseline = _score(translator, data, beam)
     confidence, sinks = attention_statistics(translator, src_ids, tgt_ids)
     rows: list[dict[str, Any]] = []
-    for head in all_heads(model):
+    heads = all_heads(model)
+    for head in progress(heads, len(heads), "masking each head", unit="head", minimum=1):
         with masked_heads(model, [head]):
             scored = _score(translator, data, beam)
         rows.append(
@@ -145,7 +147,8 @@ def head_report(
         )
     order = [(r["part"], r["layer"], r["head"]) for r in sorted(rows, key=lambda r: r["delta_loss"])]
     pruning = []
-    for k in sorted({round(i * len(order) / steps) for i in range(steps + 1)}):
+    points = sorted({round(i * len(order) / steps) for i in range(steps + 1)})
+    for k in progress(points, len(points), "pruning curve", unit="point", minimum=1):
         with masked_heads(model, order[:k]):
             pruning.append({"pruned": k, "share": round(k / len(order), 3), **_score(translator, data, beam)})
     return {
