@@ -64,14 +64,8 @@ def load_translator(
     shipped_record = record(name)
     if rerank is None:
         rerank = shipped_record is not None and shipped_record.channel is not None
-    translator = _load_translator(path_or_name, int8, device, backend)
     if rerank is False:
-        return translator
-    if not getattr(translator, "can_rerank", False):
-        raise UsageError(
-            f"{name}: reranking applies to attnkit's translators: a Hugging Face model's beam follows "
-            "generate()'s length penalty, so its n-best scores are not log-probabilities"
-        )
+        return _load_translator(path_or_name, int8, device, backend)
     from .rerank import NoisyChannel
 
     if rerank is True:
@@ -83,10 +77,29 @@ def load_translator(
             shipped_channel.channel_weight,
             shipped_channel.length_weight,
         )
-    channel = _load_translator(rerank, int8 and _has_int8(rerank), device, backend)
+    NoisyChannel(None, channel_weight, length_weight)  # non-finite weights: one line before any loading
+    translator, channel = _load_pair(path_or_name, str(rerank), int8, device, backend)
+    if not getattr(translator, "can_rerank", False):
+        raise UsageError(
+            f"{name}: reranking applies to attnkit's translators: a Hugging Face model's beam follows "
+            "generate()'s length penalty, so its n-best scores are not log-probabilities"
+        )
     check_channel(translator, channel, name, str(rerank))
     translator.reranker = NoisyChannel(channel, channel_weight, length_weight)
     return translator
+
+
+def _load_pair(
+    path_or_name: str | Path | None, channel: str, int8: bool, device: str, backend: str
+) -> tuple[Any, Any]:
+    """The translator and its channel model, loaded side by side (graph sessions and tokenizers load in
+    parallel threads: the default's start-up is mostly that)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        second = pool.submit(_load_translator, channel, int8 and _has_int8(channel), device, backend)
+        first = _load_translator(path_or_name, int8, device, backend)
+        return first, second.result()
 
 
 def _has_int8(path_or_name: str | Path) -> bool:
