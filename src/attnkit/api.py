@@ -96,6 +96,12 @@ def _load_pair(
     parallel threads: the default's start-up is mostly that)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from .hf import is_hf_reference
+
+    if is_hf_reference(path_or_name) or is_hf_reference(channel):  # transformers sets torch's default
+        # device while it loads (meta tensors): another model built meanwhile would get it too
+        first = _load_translator(path_or_name, int8, device, backend)
+        return first, _load_translator(channel, int8 and _has_int8(channel), device, backend)
     with ThreadPoolExecutor(1) as pool:
         second = pool.submit(_load_translator, channel, int8 and _has_int8(channel), device, backend)
         first = _load_translator(path_or_name, int8, device, backend)
