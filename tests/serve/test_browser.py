@@ -605,3 +605,67 @@ def test_a_notebook_output_works_inside_a_sandboxed_output_frame(browser, tmp_pa
     card.query_selector_all(".tok.target")[1].hover()
     np.testing.assert_allclose(_highlights(card, "source"), np.array(r.attention[1]), atol=1e-4)
     context.close()
+
+
+def test_what_a_user_reads_scales_units_legends_and_the_nbest_header(default_server, page, tmp_path):
+    """Issue 41's explorer items 1, 8, 11, 12, 13, read as a user reads them."""
+    _open(page, default_server, "translate")
+    page.fill("#translate-input", CAT)
+    page.select_option("#translate-map", "rollout")
+    page.click("#translate-run")
+    card = page.wait_for_selector(".translation-card")
+    note = card.eval_on_selector("svg.matrix .scale-note", "n => n.textContent")
+    peak = max(
+        float(v) for v in card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.dataset.weight)")
+    )
+    assert note == f"scaled to this view's largest weight, {peak:.3f}" and peak < 0.999
+    darkest = max(
+        float(v)
+        for v in card.eval_on_selector_all("rect.cell", "ns => ns.map(n => n.getAttribute('fill-opacity'))")
+    )
+    assert darkest == pytest.approx(1.0, abs=1e-3)  # the largest weight is drawn full strength
+    assert "entropy (nats)" in card.eval_on_selector_all(
+        "svg.matrix .col-label", "ns => ns.map(n => n.textContent)"
+    )
+    # n-best of the reranked default: the order's score is shown and a click says which hypothesis is drawn
+    page.select_option("#translate-map", "attention")
+    page.click("#translate-run")
+    page.wait_for_function(
+        "() => document.querySelector('.translation-card') && !document.querySelector('.map-kind')"
+    )
+    card = page.wait_for_selector(".translation-card")
+    card.eval_on_selector("details", "d => { d.open = true; }")
+    summary = card.eval_on_selector(".nbest", "n => n.parentElement.querySelector('summary').textContent")
+    assert "reranked by a channel model" in summary and "click one" in summary
+    items = card.eval_on_selector_all(".nbest li", "ns => ns.map(n => n.textContent)")
+    combined = [float(t.split("combined ")[1].split(" ")[0]) for t in items]
+    assert combined == sorted(combined, reverse=True)
+    second = card.query_selector_all("button.hypothesis")[1]
+    second.click()  # the alternatives' attention is fetched on first use
+    page.wait_for_function("card => card.dataset.drawn === 'rank 1'", arg=card)
+    assert card.query_selector(".translation").inner_text() == f"#2: {second.inner_text()}"
+    # a classification with one star and the legend; an alignment without gold
+    static = tmp_path / "classify.html"
+    from attnkit.visualization.explorer import static_page
+
+    result = {
+        "text": "Bad.",
+        "label": "1",
+        "probabilities": {"1": 0.9, "2": 0.1},
+        "sentences": [["Bad", "."]],
+        "sentence_weights": [1.0],
+        "word_weights": [[0.8, 0.2]],
+        "unread_words": 0,
+    }
+    prior = {"labels": ["1", "2"], "class_weights": [1.0, 1.0], "prior_correction": 0.0}
+    static.write_text(static_page({"view": "classify", "results": [result], "prior": prior}))
+    page.goto(static.as_uri())
+    decided = page.wait_for_selector(".classification-card .decision").inner_text()
+    assert decided.startswith("1 star (") and "word weight" in page.inner_text(".legend-line")
+    assert "1: its training class weights divided out" in page.inner_text(".tau")
+    aligned = tmp_path / "align.html"
+    rows = [{"source_words": ["a", "b"], "target_words": ["c", "d"], "links": [[0, 0], [1, 1]], "status": []}]
+    aligned.write_text(static_page({"view": "align", "results": rows, "score": None}))
+    page.goto(aligned.as_uri())
+    assert page.wait_for_selector("line.align", state="attached").get_attribute("data-status") == "predicted"
+    assert "predicted link (no gold links given)" in page.inner_text(".aer")

@@ -164,24 +164,28 @@ function matrixSvg(matrix, src, tgt, onHover) {
   root.append(svg("rect", { x: 0, y: 0, width, height, fill: "#ffffff" }));
   root.append(svg("text", { x: 4, y: 14, class: "axis-title" }, "source \u2192 (columns)"));
   root.append(svg("text", { x: 4, y: 28, class: "axis-title" }, "target \u2193 (rows)"));
-  const ly = top + cell * tgt.length + 18;  // colour scale: the fill opacity is the weight
-  [0, 0.25, 0.5, 0.75, 1].forEach((w, k) => {
-    root.append(svg("rect", { x: left + k * 24, y: ly, width: 23, height: 10, fill: "#d64524", "fill-opacity": Math.max(w, 0.02), class: "legend" }));
-    root.append(svg("text", { x: left + k * 24 + 11, y: ly + 22, "text-anchor": "middle", class: "axis-title" }, String(w)));
+  // colour scale of this view: the fill opacity is the weight over the view's largest one, so a map that
+  // peaks at 0.035 (rollout of a long sentence) is as readable as attention peaking at 1; the legend says so
+  const peak = Math.max(...matrix.flat(), 1e-9);
+  const ly = top + cell * tgt.length + 18;
+  [0, 0.25, 0.5, 0.75, 1].forEach((f, k) => {
+    root.append(svg("rect", { x: left + k * 24, y: ly, width: 23, height: 10, fill: "#d64524", "fill-opacity": Math.max(f, 0.02), class: "legend" }));
+    root.append(svg("text", { x: left + k * 24 + 11, y: ly + 22, "text-anchor": "middle", class: "axis-title legend-value" }, (f * peak).toFixed(peak < 0.1 ? 3 : 2)));
   });
   root.append(svg("text", { x: left - 6, y: ly + 9, "text-anchor": "end", class: "axis-title" }, "weight"));
+  root.append(svg("text", { x: left + 5 * 24 + 8, y: ly + 9, class: "axis-title scale-note" }, peak < 0.999 ? `scaled to this view's largest weight, ${peak.toFixed(3)}` : "scale 0 to 1"));
   src.forEach((token, j) => {
     const x = left + j * cell + cell / 2;
     root.append(svg("text", { x, y: top - 6, class: "col-label", transform: `rotate(-55 ${x} ${top - 6})` }, short(token)));
   });
-  root.append(svg("text", { x: left + cell * src.length + 8, y: top - 6, class: "col-label" }, "entropy"));
+  root.append(svg("text", { x: left + cell * src.length + 8, y: top - 6, class: "col-label" }, "entropy (nats)"));
   tgt.forEach((token, i) => {
     const y = top + i * cell + cell / 2 + 4;
     root.append(svg("text", { x: left - 6, y, class: "row-label", "text-anchor": "end" }, short(token)));
     matrix[i].forEach((w, j) => {
       const rect = svg("rect", {
         class: "cell", x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
-        fill: "#d64524", "fill-opacity": Math.max(w, 0.02).toFixed(4), "data-row": i, "data-col": j,
+        fill: "#d64524", "fill-opacity": Math.max(w / peak, 0.02).toFixed(4), "data-row": i, "data-col": j,
         "data-weight": w.toFixed(5),
       });
       rect.append(svg("title", {}, `${display(token)} \u2192 ${display(src[j])}: ${w.toFixed(3)}`));
@@ -238,7 +242,8 @@ function select(id, options, value) {
 function translationCard(result, index, loadLayers) {
   const card = el("article", { class: "card translation-card", "data-index": index });
   card.append(el("p", { class: "source" }, result.source));
-  card.append(el("p", { class: "translation" }, result.translation));
+  const shownText = el("p", { class: "translation" }, result.translation);
+  card.append(shownText);
   card.append(el("p", { class: "score" }, `log-probability ${result.score} (length-normalized)`));
   if (result.attention_map) {
     card.append(el("p", { class: "score map-kind" }, `map: ${result.attention_map} (derived from the attention, rows normalized; the layer views stay raw)`));
@@ -246,13 +251,18 @@ function translationCard(result, index, loadLayers) {
   let nbest = null;
   if (result.alternatives && result.alternatives.length) {
     // each hypothesis is a button: its attention replaces the matrix (the best one is item 1)
+    // reranked lists are ordered by the combined score, which each item shows beside the model's own
+    const ranked = result.rerank ? result.rerank.candidates : null;
     nbest = el("ol", { class: "nbest" });
     [result.translation, ...result.alternatives].forEach((text, k) => {
       const score = k ? result.alternative_scores[k - 1] : result.score;
-      const item = el("li", {}, el("button", { type: "button", class: "hypothesis", "data-rank": k }, text), el("span", { class: "score" }, ` ${score}`));
+      const c = ranked && ranked[k];
+      const detail = c ? ` combined ${c.combined} (model ${c.forward}, channel ${c.channel})` : ` log-probability ${score}`;
+      const item = el("li", {}, el("button", { type: "button", class: "hypothesis", "data-rank": k, title: "show this hypothesis's attention" }, text), el("span", { class: "score" }, detail));
       nbest.append(item);
     });
-    card.append(el("details", {}, el("summary", {}, `n-best (${result.alternatives.length + 1})`), nbest));
+    const why = ranked ? `, reranked by a channel model (weight ${result.rerank.channel_weight})` : "";
+    card.append(el("details", {}, el("summary", {}, `n-best (${result.alternatives.length + 1})${why}: click one to see its attention`), nbest));
   }
   (result.warnings || []).forEach((w) => card.append(el("p", { class: "warning" }, w)));
   if (!result.translation) return card;
@@ -312,6 +322,7 @@ function translationCard(result, index, loadLayers) {
   const change = async () => {
     view.rank = 0;  // layer views are the best hypothesis's
     if (nbest) nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.remove("shown"));
+    shownText.textContent = result.translation;
     if (whichSelect && whichSelect.value !== "cross" && !result.encoder_attention) {
       try {
         Object.assign(result, await loadLayers.selfMaps(result));
@@ -352,6 +363,7 @@ function translationCard(result, index, loadLayers) {
     }
     view.rank = Number(button.dataset.rank);
     nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.toggle("shown", b === button));
+    shownText.textContent = view.rank ? `#${view.rank + 1}: ${button.textContent}` : result.translation;
     if (layerSelect) { layerSelect.value = "model"; viewSelect.value = "matrix"; }  // layers are the best's
     draw();
     card.dataset.drawn = `rank ${view.rank}`;
@@ -415,15 +427,18 @@ function classificationCard(result, prior, index) {
     const tau = Number(slider.value);
     const probs = reprior(base, prior.class_weights, prior.prior_correction, tau);
     const best = probs.indexOf(Math.max(...probs));
-    decision.replaceChildren(el("span", { class: "label", "data-label": labels[best] }, `${labels[best]} stars`), ` (p = ${probs[best].toFixed(2)})`);
+    const stars = /^\d+$/.test(labels[best]) ? `${labels[best]} star${labels[best] === "1" ? "" : "s"}` : labels[best];
+    decision.replaceChildren(el("span", { class: "label", "data-label": labels[best] }, stars), ` (p = ${probs[best].toFixed(2)})`);
     card.dataset.label = labels[best];
-    tauText.textContent = `prior correction ${tau.toFixed(2)}`;
+    tauText.textContent = `prior correction ${tau.toFixed(2)} (0: the trained model as is; 1: its training class weights divided out)`;
     bars.replaceChildren(...labels.map((c, k) => el("div", { class: "bar-row" }, el("span", { class: "bar-label" }, c),
       el("span", { class: "bar", style: `width: ${(probs[k] * 100).toFixed(1)}%`, "data-probability": probs[k].toFixed(5) }),
       el("span", { class: "bar-value" }, probs[k].toFixed(3)))));
   };
   slider.addEventListener("input", redraw);
   card.append(decision, bars, el("label", { class: "row" }, tauText, slider));
+  card.append(el("p", { class: "legend-line" }, el("span", { class: "swatch sentence-swatch" }), " sentence weight (left border; number) ",
+    el("span", { class: "swatch word-swatch" }), " word weight x its sentence's, relative to the document's largest (hover: the word's own weight)"));
   const text = el("div", { class: "document" });
   // a word's shade is its weight times its sentence's, scaled by the document's largest: a sentence the
   // model hardly read shows faint words (scaling per sentence made every sentence show a full-red word)
@@ -436,7 +451,7 @@ function classificationCard(result, prior, index) {
     const ww = result.word_weights[j];
     words.forEach((word, k) => {
       const unread = j >= state.limits.max_sentences || k >= state.limits.max_words;
-      const node = el("span", { class: unread ? "word unread" : "word", "data-weight": ww[k].toFixed(5), title: unread ? "not read by the model" : `weight ${ww[k].toFixed(3)}` }, word);
+      const node = el("span", { class: unread ? "word unread" : "word", "data-weight": ww[k].toFixed(5), title: unread ? "not read by the model" : `word weight ${ww[k].toFixed(3)} in its sentence; shade ${(effective[j][k] / top).toFixed(3)} (x sentence weight ${sw.toFixed(3)}, relative to the largest)` }, word);
       if (!unread) {
         node.dataset.shade = (effective[j][k] / top).toFixed(5);
         node.style.backgroundColor = `rgba(214, 69, 36, ${node.dataset.shade})`;
@@ -465,7 +480,7 @@ function alignmentCard(result, index) {
   const x = (i) => 20 + i * step + step / 2;
   (result.missed || []).forEach(([s, t]) => root.append(svg("line", { x1: x(s), y1: 30, x2: x(t), y2: 118, class: "missed" })));
   result.links.forEach(([s, t], k) => {
-    const kind = result.status ? result.status[k] : "predicted";
+    const kind = result.status && result.status.length ? result.status[k] : "predicted";
     root.append(svg("line", { x1: x(s), y1: 30, x2: x(t), y2: 118, class: `align ${kind}`, "data-status": kind }));
   });
   result.source_words.forEach((w, i) => root.append(svg("text", { x: x(i), y: 20, "text-anchor": "middle" }, w)));
@@ -477,9 +492,13 @@ function alignmentCard(result, index) {
 function showAlignments(data) {
   const box = document.getElementById("align-results");
   const cards = data.results.map((r, i) => alignmentCard(r, i));
+  const swatch = (kind, text) => el("span", { class: "legend-item" }, el("span", { class: `swatch link-${kind}` }), ` ${text}`);
   if (data.score) {
     const s = data.score;
-    cards.unshift(el("p", { class: "aer" }, `AER ${s.aer}  precision ${s.precision}  recall ${s.recall}  (links: sure, possible, wrong; dashed: missed sure)`));
+    cards.unshift(el("p", { class: "aer" }, `AER ${s.aer}  precision ${s.precision}  recall ${s.recall}  `,
+      swatch("sure", "sure"), swatch("possible", "possible"), swatch("wrong", "wrong"), swatch("missed", "missed sure (dashed)")));
+  } else {
+    cards.unshift(el("p", { class: "aer" }, `${data.results.length} sentence pair${data.results.length === 1 ? "" : "s"}; `, swatch("predicted", "predicted link (no gold links given)")));
   }
   box.replaceChildren(...cards);
 }
