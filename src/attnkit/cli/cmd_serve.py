@@ -13,7 +13,13 @@ from .options import add_backend
 
 
 def add_parser(sub: Any, name: str) -> None:
-    p = sub.add_parser(name, help="the attention explorer in the browser, and its JSON API")
+    p = sub.add_parser(
+        name,
+        help="the attention explorer in the browser, and its JSON API",
+        description="The attention explorer and its JSON API. Memory: the default models take about 150 MB; "
+        "the first derived map (rollout, grad, ...) or grad-relevance alignment on a translator served from "
+        "its ONNX export loads a torch copy of it once (about 250 MB more; --backend torch starts with it).",
+    )
     p.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
     )
