@@ -156,6 +156,8 @@ def test_compare_refuses_models_of_different_directions_and_outputs_over_inputs(
     assert main(argv) == 2 and "is also --src" in capsys.readouterr().err
     assert src.read_text() == CAT + "\n"
     assert main([*argv[:-1], str(tmp_path / "c.html"), "--beam", "2"]) == 0
-    assert (
-        "compare-item" in (tmp_path / "c.html").read_text() or "compare" in (tmp_path / "c.html").read_text()
+    page = (tmp_path / "c.html").read_text()
+    data = json.loads(
+        page.split('<script id="attnkit-data" type="application/json">', 1)[1].split("</script>", 1)[0]
     )
+    assert data["view"] == "compare" and [item["source"] for item in data["items"]] == [CAT]

@@ -54,12 +54,12 @@ def align_settings(
     if scores is None:
         pair = reverse_model is not None and reverse_model == shipped_reverse
         scores = found.align.scores if pair and found and found.align else "attention"
-        if scores != "attention" and (adapt or backend == "onnx" or not _has_torch()):
+        if scores != "attention" and (adapt or backend == "onnx" or not has_torch()):
             scores = "attention"  # --adapt's gain was measured on attention; onnx reads attention only
     return AlignSettings(name, reverse_model, scores, method, symmetrize or "mean")
 
 
-def _has_torch() -> bool:
+def has_torch() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("torch") is not None

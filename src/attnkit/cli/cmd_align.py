@@ -125,7 +125,7 @@ def _choose_defaults(args: argparse.Namespace) -> None:
     """--model, --reverse-model, --scores, --method, --symmetrize: ``attnkit.align``'s defaults (the
     shipped record's pair and the trial set's choices); one line on stderr when a model without a shipped
     reverse is aligned in one direction, or when torch is missing for the default grad scores."""
-    from ..aligning import align_settings
+    from ..aligning import align_settings, has_torch
     from ..log import log
 
     given = (args.reverse_model, args.scores)
@@ -143,18 +143,12 @@ def _choose_defaults(args: argparse.Namespace) -> None:
         log.info(
             f"align: {settings.model} has no shipped reverse model; one direction (--reverse-model adds one)"
         )
-    if given[1] is None and settings.scores == "attention" and settings.reverse and not _torch():
+    if given[1] is None and settings.scores == "attention" and settings.reverse and not has_torch():
         log.info(
             "align: torch is not installed, so links come from attention (AER 0.343, not 0.212 with grad)"
         )
     args.model, args.reverse_model, args.scores = settings.model, settings.reverse, settings.scores
     args.method, args.symmetrize = settings.method, settings.symmetrize
-
-
-def _torch() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("torch") is not None
 
 
 def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> int:
@@ -227,6 +221,7 @@ def check_aligners(args: argparse.Namespace, forward: Any, reverse: Any) -> None
     reverse model translates the other way (target -> source) when both directions are known."""
     from ..api import check_channel, describe
     from ..explain.map_kinds import check_method
+    from ..names import ATTENTION_MAPS
 
     names = _names(args)
     for model, name in ((forward, names[0]), (reverse, f"{names[1]} (the reverse model)")):
@@ -237,17 +232,11 @@ def check_aligners(args: argparse.Namespace, forward: Any, reverse: Any) -> None
                 f"align reads a translator's attention under forced decoding; {name} is {describe(model)}: "
                 "give an encoder-decoder translator"
             )
-        if args.scores in check_scores():
+        if args.scores in ATTENTION_MAPS:
             layer = args.layer if model is forward else None
             check_method(args.scores, model.kind, layer if model.attention_layers else None, name=name)
     if reverse is not None:
         check_channel(forward, reverse, names[0], f"--reverse-model {names[1]}", "reverse model")
-
-
-def check_scores() -> tuple[str, ...]:
-    from ..names import ATTENTION_MAPS
-
-    return ATTENTION_MAPS
 
 
 def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
