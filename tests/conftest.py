@@ -1,4 +1,5 @@
 import os
+import shutil
 
 import torch
 
@@ -111,3 +112,16 @@ def captioner_ckpt(tmp_path_factory):
     torch.manual_seed(0)
     model = build_model(config.model, len(words))
     return _save(tmp_path_factory.mktemp("cap") / "model.pt", config, model, vocabulary=words)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (Debian's ``chromium``) driven by Playwright, one per test module (its event loop
+    must not outlive the module: other tests run asyncio in this thread)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        executable = shutil.which("chromium") or shutil.which("chromium-browser")
+        launched = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()

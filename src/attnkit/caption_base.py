@@ -40,6 +40,7 @@ class Caption:
     image_size: tuple[int, int]
     source: str = ""
     alternatives: list[Caption] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         check_caption(self)
@@ -65,6 +66,8 @@ class Caption:
             "attention": np.round(self.attention.astype(np.float64), digits).tolist(),
             "eos_attention": np.round(self.eos_attention.astype(np.float64), digits).tolist(),
         }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         if self.alternatives:
             out["n_best"] = [
                 {"caption": a.caption, "tokens": a.tokens, "score": round(a.score, 4)}
@@ -99,14 +102,43 @@ class CaptionerBase:
     ) -> list[Caption]:
         """Caption image files (every one is read and checked before any is captioned)."""
         loaded = [self.load(p) for p in paths]
-        results = []
-        for s in range(0, len(loaded), batch_size):
-            chunk = loaded[s : s + batch_size]
-            images = np.stack([image for image, _ in chunk])
-            results += self.caption_arrays(images, [size for _, size in chunk], beam_size, n_best)
+        results = self.caption_loaded(loaded, [str(p) for p in paths], beam_size, n_best, batch_size)
         for result, path in zip(results, paths):
             result.source = str(path)
         return results
+
+    def caption_loaded(
+        self,
+        loaded: list[tuple[np.ndarray, tuple[int, int]]],
+        names: list[str],
+        beam_size: int = 1,
+        n_best: int = 1,
+        batch_size: int = 32,
+    ) -> list[Caption]:
+        """Caption images as ``load`` returns them; a grayscale image on a light background is inverted
+        first (``dark_background``) and its caption says so."""
+        fixed = [self.dark_background(image, name) for (image, _), name in zip(loaded, names)]
+        results: list[Caption] = []
+        for s in range(0, len(loaded), batch_size):
+            images = np.stack([image for image, _ in fixed[s : s + batch_size]])
+            sizes = [size for _, size in loaded[s : s + batch_size]]
+            results += self.caption_arrays(images, sizes, beam_size, n_best)
+        for result, (_, note) in zip(results, fixed):
+            result.warnings += [note] if note else []
+        return results
+
+    def dark_background(self, image: np.ndarray, where: str) -> tuple[np.ndarray, str]:
+        """A grayscale model reads light strokes on a dark background (as the digits it was trained on):
+        an image (1, H, W) whose border is mostly light is inverted, with a note saying so."""
+        if self.channels != 1:
+            return image, ""
+        border = np.concatenate([image[0, 0], image[0, -1], image[0, :, 0], image[0, :, -1]])
+        if float(np.median(border)) <= 0.5:
+            return image, ""
+        return 1.0 - image, (
+            f"{where}: light background, so the image was inverted "
+            "(the model reads light strokes on a dark background, as it was trained)"
+        )
 
     def caption_arrays(
         self,

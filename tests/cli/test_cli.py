@@ -200,6 +200,8 @@ def test_quiet_silences_messages_and_progress_bars(translator_ckpt, tmp_path, mo
     assert "translating" in err and "[attnkit] attention plot written to" in err
     assert main(["--quiet", *argv, "--plot", str(tmp_path / "b.png"), *sentences]) == 0
     captured = capsys.readouterr()
-    assert captured.err == "" and len(captured.out.splitlines()) == 6
+    # warnings stay (the toy model runs to its length limit and says so); messages and bars go
+    assert all(line.startswith("[attnkit] warning: ") for line in captured.err.splitlines())
+    assert "translating" not in captured.err and len(captured.out.splitlines()) == 6
     assert main(["-q", "translate", "--model", str(tmp_path / "missing.pt"), "ab"]) == 2
     assert "error" in capsys.readouterr().err  # errors are never silenced

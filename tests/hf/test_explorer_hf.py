@@ -12,7 +12,7 @@ import torch
 from attnkit.serve.app import create_app
 from attnkit.serve.models import ModelSet
 from tests.hf.tiny import SOURCES
-from tests.serve.test_browser import CHROMIUM, REQUIRED, browser, page  # noqa: F401 (fixtures)
+from tests.serve.test_browser import CHROMIUM, REQUIRED, page  # noqa: F401 (fixtures)
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -24,16 +24,6 @@ XSS = "<img src=x onerror=alert(1)> and </script><script>alert(2)</script>"
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
 def shots(tmp_path_factory):
     folder = Path(os.environ.get("ATTNKIT_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
     folder.mkdir(parents=True, exist_ok=True)

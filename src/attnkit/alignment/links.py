@@ -102,10 +102,11 @@ def parse_naacl(
             raise DataError(f"{where}:{number}: expected 'SENT SRC TGT [S|P]', got {line[:80]!r}")
         sent, src, tgt = (int(f) for f in fields[:3])
         kind = fields[3] if len(fields) == 4 else "S"
-        if not 1 <= sent <= n_sentences or kind not in ("S", "P"):
-            raise DataError(
-                f"{where}:{number}: sentence {sent} out of 1..{n_sentences} or type {kind[:10]!r} not S/P"
-            )
+        if not 1 <= sent <= n_sentences:
+            pairs = "sentence 1 (one pair is given)" if n_sentences == 1 else f"sentences 1..{n_sentences}"
+            raise DataError(f"{where}:{number}: sentence {sent} is not one of the pairs: links name {pairs}")
+        if kind not in ("S", "P"):
+            raise DataError(f"{where}:{number}: link type {kind[:10]!r} is not S (sure) or P (possible)")
         if lengths is not None:
             n_src, n_tgt = lengths[sent - 1]
             if not (1 <= src <= n_src and 1 <= tgt <= n_tgt):

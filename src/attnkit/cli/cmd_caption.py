@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,8 @@ def run_caption(args: argparse.Namespace) -> int:
     captioner = _load(args)
     results = captioner.caption_files(args.images, beam_size=args.beam, n_best=args.n_best)
     for r in results:
+        for note in r.warnings:
+            print(f"note: {note}", file=sys.stderr)
         if args.json:
             print(json_text(r.to_json(), ensure_ascii=False))
             continue

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -207,10 +206,9 @@ class Explorer:
         captioner = model.model
 
         def run() -> list[dict[str, Any]]:
-            loaded = [captioner.load_bytes(b, f"field 'images': item {i}") for i, b in enumerate(images)]
-            arrays = np.stack([image for image, _ in loaded])
-            found = captioner.caption_arrays(arrays, [size for _, size in loaded], beam, n_best)
-            return [r.to_json() for r in found]
+            names = [f"field 'images': item {i}" for i in range(len(images))]
+            loaded = [captioner.load_bytes(b, name) for b, name in zip(images, names)]
+            return [r.to_json() for r in captioner.caption_loaded(loaded, names, beam, n_best)]
 
         results = await asyncio.get_running_loop().run_in_executor(self.heavy_executor, run)  # decoding
         return {"model": model.name, "results": results}

@@ -17,7 +17,9 @@ function paintOverlay(overlay, map) {
   const top = Math.max(Math.max(...flat), SHADE_FLOOR);
   overlay.querySelectorAll(".cap-cell").forEach((cell, k) => {
     cell.dataset.weight = flat[k].toFixed(5);
-    cell.style.backgroundColor = `rgba(214, 69, 36, ${(0.85 * flat[k] / top).toFixed(3)})`;
+    // at most 55% opaque, and the peak cell outlined: the strokes under the attention stay visible
+    cell.style.backgroundColor = `rgba(214, 69, 36, ${(0.55 * flat[k] / top).toFixed(3)})`;
+    cell.classList.toggle("peak", flat[k] === Math.max(...flat));
     cell.title = `weight ${flat[k].toFixed(3)}`;
   });
 }
@@ -27,9 +29,11 @@ function captionCard(result, index) {
   const maps = [...result.attention, result.eos_attention];
   const words = [...result.tokens, "</s>"];
   const [height, width] = result.image_size;
-  const scale = Math.max(1, Math.min(4, Math.floor(576 / width)));
-  const frame = el("div", { class: "cap-frame", style: `width: ${width * scale}px; height: ${height * scale}px` });
-  const image = el("img", { src: result.image || "", alt: "the captioned image", width: width * scale, height: height * scale });
+  // drawn within a 576 px box whatever its size: small digits enlarged (up to 4x), large photos shrunk
+  const scale = Math.min(4, 576 / Math.max(width, height));
+  const [w, h] = [Math.round(width * scale), Math.round(height * scale)];
+  const frame = el("div", { class: "cap-frame", style: `width: ${w}px; height: ${h}px` });
+  const image = el("img", { src: result.image || "", alt: "the captioned image", width: w, height: h });
   const overlay = captionOverlay(result.grid);
   frame.append(image, overlay);
   const strip = el("div", { class: "strip cap-words" }, el("span", { class: "side" }, "word"));
@@ -56,6 +60,7 @@ function captionCard(result, index) {
     el("p", { class: "source" }, result.source || `image ${index + 1}`),
     el("p", { class: "translation" }, result.caption || "(empty caption)"),
     el("p", { class: "score" }, `score ${result.score} (log-probability; length-normalized under beam search), grid ${result.grid[0]} x ${result.grid[1]}`),
+    ...(result.warnings || []).map((note) => el("p", { class: "warning" }, note)),
     frame, strip, el("div", { class: "row" }, back, next, label),
   );
   if (result.n_best && result.n_best.length) {

@@ -86,9 +86,16 @@ function display(token) {
 function layerSet(result, which) {
   // the per-layer maps a view reads, with its row and column tokens: cross-attention (target x source),
   // or the encoder's (source x source) or decoder's (target x target) self-attention
-  if (which === "encoder") return { maps: result.encoder_attention, rows: result.source_tokens, cols: result.source_tokens };
-  if (which === "decoder") return { maps: result.decoder_attention, rows: result.target_tokens, cols: result.target_tokens };
-  return { maps: result.layer_attention, rows: result.target_tokens, cols: result.source_tokens };
+  if (which === "encoder") {
+    return { maps: result.encoder_attention, rows: result.source_tokens, cols: result.source_tokens,
+      labels: { rows: "queries (source)", cols: "keys (source)" }, name: "encoder self-attention" };
+  }
+  if (which === "decoder") {
+    return { maps: result.decoder_attention, rows: result.target_tokens, cols: result.target_tokens,
+      labels: { rows: "queries (target)", cols: "keys (target)" }, name: "decoder self-attention" };
+  }
+  return { maps: result.layer_attention, rows: result.target_tokens, cols: result.source_tokens,
+    labels: { rows: "target", cols: "source" }, name: "cross-attention" };
 }
 
 function currentView(result, view) {
@@ -136,8 +143,9 @@ function pieceStarts(pieces) {
   return starts;
 }
 
-function tokenStrip(card, tokens, side, matrix) {
-  const strip = el("div", { class: `strip ${side}` }, el("span", { class: "side" }, side));
+function tokenStrip(card, tokens, side, matrix, label) {
+  // side: "target" for the matrix's rows, "source" for its columns; label: what the strip holds
+  const strip = el("div", { class: `strip ${side}` }, el("span", { class: "side" }, label || side));
   const starts = pieceStarts(tokens);
   tokens.forEach((token, i) => {
     const kind = starts[i] ? "" : " cont";
@@ -151,67 +159,6 @@ function tokenStrip(card, tokens, side, matrix) {
   return strip;
 }
 
-function short(token) {
-  // labels of at most 14 characters (the whole token stays in the cell titles and the token strips)
-  const text = display(token);
-  return text.length > 14 ? `${text.slice(0, 13)}\u2026` : text;
-}
-
-function matrixSvg(matrix, src, tgt, onHover) {
-  const cell = 26, left = 110, top = 90, right = 70, legend = 34;
-  const width = left + cell * src.length + right, height = top + cell * tgt.length + 10 + legend;
-  const root = svg("svg", { xmlns: SVG, class: "matrix", width, height, viewBox: `0 0 ${width} ${height}` });
-  root.append(svg("rect", { x: 0, y: 0, width, height, fill: "#ffffff" }));
-  root.append(svg("text", { x: 4, y: 14, class: "axis-title" }, "source \u2192 (columns)"));
-  root.append(svg("text", { x: 4, y: 28, class: "axis-title" }, "target \u2193 (rows)"));
-  // colour scale of this view: the fill opacity is the weight over the view's largest one, so a map that
-  // peaks at 0.035 (rollout of a long sentence) is as readable as attention peaking at 1; the legend says so
-  const peak = Math.max(...matrix.flat(), 1e-9);
-  const ly = top + cell * tgt.length + 18;
-  [0, 0.25, 0.5, 0.75, 1].forEach((f, k) => {
-    root.append(svg("rect", { x: left + k * 24, y: ly, width: 23, height: 10, fill: "#d64524", "fill-opacity": Math.max(f, 0.02), class: "legend" }));
-    root.append(svg("text", { x: left + k * 24 + 11, y: ly + 22, "text-anchor": "middle", class: "axis-title legend-value" }, (f * peak).toFixed(peak < 0.1 ? 3 : 2)));
-  });
-  root.append(svg("text", { x: left - 6, y: ly + 9, "text-anchor": "end", class: "axis-title" }, "weight"));
-  root.append(svg("text", { x: left + 5 * 24 + 8, y: ly + 9, class: "axis-title scale-note" }, peak < 0.999 ? `scaled to this view's largest weight, ${peak.toFixed(3)}` : "scale 0 to 1"));
-  src.forEach((token, j) => {
-    const x = left + j * cell + cell / 2;
-    root.append(svg("text", { x, y: top - 6, class: "col-label", transform: `rotate(-55 ${x} ${top - 6})` }, short(token)));
-  });
-  root.append(svg("text", { x: left + cell * src.length + 8, y: top - 6, class: "col-label" }, "entropy (nats)"));
-  tgt.forEach((token, i) => {
-    const y = top + i * cell + cell / 2 + 4;
-    root.append(svg("text", { x: left - 6, y, class: "row-label", "text-anchor": "end" }, short(token)));
-    matrix[i].forEach((w, j) => {
-      const rect = svg("rect", {
-        class: "cell", x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
-        fill: "#d64524", "fill-opacity": Math.max(w / peak, 0.02).toFixed(4), "data-row": i, "data-col": j,
-        "data-weight": w.toFixed(5),
-      });
-      rect.append(svg("title", {}, `${display(token)} \u2192 ${display(src[j])}: ${w.toFixed(3)}`));
-      if (onHover) {  // a cell highlights its target token and shades the sources by the row's weights
-        rect.addEventListener("mouseenter", () => onHover(i));
-        rect.addEventListener("mouseleave", () => onHover(null));
-      }
-      root.append(rect);
-    });
-    root.append(svg("text", { x: left + cell * src.length + 8, y, class: "entropy", "data-row": i }, entropy(matrix[i]).toFixed(2)));
-  });
-  return root;
-}
-
-function linksSvg(matrix, src, tgt) {
-  const step = 70, width = Math.max(src.length, tgt.length) * step + 40, height = 150;
-  const root = svg("svg", { xmlns: SVG, class: "links", width, height, viewBox: `0 0 ${width} ${height}` });
-  const sx = (j) => 20 + j * step + step / 2, tx = (i) => 20 + i * step + step / 2;
-  matrix.forEach((row, i) => row.forEach((w, j) => {
-    if (w >= 0.02) root.append(svg("line", { x1: tx(i), y1: 118, x2: sx(j), y2: 30, class: "link", "stroke-opacity": w.toFixed(4), "data-row": i, "data-col": j }));
-  }));
-  src.forEach((t, j) => root.append(svg("text", { x: sx(j), y: 20, "text-anchor": "middle" }, display(t))));
-  tgt.forEach((t, i) => root.append(svg("text", { x: tx(i), y: 138, "text-anchor": "middle" }, display(t))));
-  return root;
-}
-
 function download(name, type, content) {
   const link = el("a", { href: URL.createObjectURL(new Blob([content], { type })), download: name });
   document.body.append(link);
@@ -219,17 +166,16 @@ function download(name, type, content) {
   link.remove();
 }
 
-function exportPng(svgNode, name) {
+function exportPng(text, width, height, name) {
   const image = new Image();
-  const data = new XMLSerializer().serializeToString(svgNode);
   image.onload = () => {
-    const canvas = el("canvas", { width: svgNode.getAttribute("width") * 2, height: svgNode.getAttribute("height") * 2 });
+    const canvas = el("canvas", { width: width * 2, height: height * 2 });
     const context = canvas.getContext("2d");
     context.scale(2, 2);
     context.drawImage(image, 0, 0);
     canvas.toBlob((blob) => download(name, "image/png", blob));
   };
-  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(data);
+  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
 }
 
 function select(id, options, value) {
@@ -239,117 +185,193 @@ function select(id, options, value) {
   return node;
 }
 
-function translationCard(result, index, loadLayers) {
+function nbestList(result) {
+  // each hypothesis is a button: its attention replaces the matrix (the best one is item 1); reranked
+  // lists are ordered by the combined score, which each item shows beside the model's own
+  const ranked = result.rerank ? result.rerank.candidates : null;
+  const list = el("ol", { class: "nbest" });
+  [result.translation, ...result.alternatives].forEach((text, k) => {
+    const score = k ? result.alternative_scores[k - 1] : result.score;
+    const c = ranked && ranked[k];
+    const detail = c ? ` combined ${c.combined} (model ${c.forward}, channel ${c.channel})` : ` log-probability ${score}`;
+    list.append(el("li", {}, el("button", { type: "button", class: "hypothesis", "data-rank": k, title: "show this hypothesis's attention" }, text), el("span", { class: "score" }, detail)));
+  });
+  const why = ranked ? `, reranked by a channel model (weight ${result.rerank.channel_weight})` : "";
+  const box = el("details", {}, el("summary", {}, `n-best (${result.alternatives.length + 1})${why}: click one to see its attention`), list);
+  return { box, list };
+}
+
+function describe(result, view, set, kind, heads) {
+  // the title over a drawing: which attention, layer, head or map, and in which units
+  const which = view.which || "cross", last = set.maps ? set.maps.length - 1 : 0;
+  let what;
+  if (view.rank > 0) what = `hypothesis #${view.rank + 1}: its decoding attention`;
+  else if (kind === "model") what = `${set.name}: every layer and head`;
+  else if (kind === "head") {
+    const l = ["model", "all"].includes(view.layer) ? last : view.layer;
+    what = `${set.name}, layer ${l}, head${heads.length === 1 ? "" : "s"} ${heads.join(", ") || "(none chosen)"}`;
+  } else if (view.layer === "model" && which === "cross") {
+    what = result.attention_map ? `map: ${result.attention_map}, derived from the attention` : "decoding attention (what the search used)";
+  } else if (view.layer === "all") what = `${set.name}, mean of all layers and heads`;
+  else if (view.layer === "model") what = `${set.name}, layer ${last}, mean of heads`;
+  else what = `${set.name}, layer ${view.layer}, ${view.head === "mean" ? "mean of heads" : `head ${view.head}`}`;
+  return `${what} \u00b7 ${view.words ? "words (subwords merged)" : "subword pieces"}`;
+}
+
+function refill(node, options) {
+  // new options for a selector, keeping its value when it is still one of them
+  const keep = node.value;
+  node.replaceChildren(...options.map(([v, label]) => el("option", { value: v }, label)));
+  node.value = options.some(([v]) => String(v) === keep) ? keep : String(options[0][0]);
+}
+
+function layerChoices(layers, self) {
+  return [["model", self ? "last layer (mean of heads)" : "decoding attention"], ["all", "all layers and heads (mean)"],
+    ...[...Array(layers).keys()].map((l) => [l, `layer ${l}`])];
+}
+
+function headChoices(heads) {
+  return [["mean", "head mean"], ...[...Array(heads).keys()].map((h) => [h, `head ${h}`])];
+}
+
+function layerControls(bar, index, shape, selfAttention) {
+  // a Transformer's selectors: layer, head, kind of attention, view
+  const c = {};
+  c.layer = select(`layer-${index}`, layerChoices(shape[0], false), "model");
+  c.head = select(`head-${index}`, headChoices(shape[1]), "mean");
+  c.layer.classList.add("layer-select");
+  c.head.classList.add("head-select");
+  bar.append(el("label", {}, "layer ", c.layer), el("label", {}, "head ", c.head));
+  if (selfAttention) {
+    c.which = select(`which-${index}`, [["cross", "cross-attention"], ["encoder", "encoder self-attention"], ["decoder", "decoder self-attention"]], "cross");
+    c.which.classList.add("which-select");
+    bar.append(el("label", {}, "kind ", c.which));
+  }
+  c.view = select(`view-${index}`, [["matrix", "matrix"], ["head", "head view"], ["model", "model view"]], "matrix");
+  c.view.classList.add("view-select");
+  bar.append(el("label", {}, "view ", c.view));
+  return c;
+}
+
+function headDrawing(set, view, picked) {
+  // the head view of one layer: the chosen head, or the picked ones; words merge each head's map
+  const l = ["model", "all"].includes(view.layer) ? set.maps.length - 1 : Number(view.layer);
+  const heads = view.head !== "mean" && !["model", "all"].includes(view.layer) ? [Number(view.head)] : [...picked].sort((a, b) => a - b);
+  let src = set.cols, tgt = set.rows;
+  const maps = set.maps[l].map((m) => {
+    if (!view.words) return m;
+    const merged = toWords(m, set.cols, set.rows);
+    ({ src, tgt } = merged);
+    return merged.matrix;
+  });
+  return { heads, maps, src, tgt, drawing: headView(maps, heads, src, tgt, set.labels) };
+}
+
+function translationCard(result, index, loadLayers, share) {
   const card = el("article", { class: "card translation-card", "data-index": index });
   card.append(el("p", { class: "source" }, result.source));
   const shownText = el("p", { class: "translation" }, result.translation);
-  card.append(shownText);
-  card.append(el("p", { class: "score" }, `log-probability ${result.score} (length-normalized)`));
+  card.append(shownText, el("p", { class: "score" }, `log-probability ${result.score} (length-normalized)`));
   if (result.attention_map) {
     card.append(el("p", { class: "score map-kind" }, `map: ${result.attention_map} (derived from the attention, rows normalized; the layer views stay raw)`));
   }
-  let nbest = null;
-  if (result.alternatives && result.alternatives.length) {
-    // each hypothesis is a button: its attention replaces the matrix (the best one is item 1)
-    // reranked lists are ordered by the combined score, which each item shows beside the model's own
-    const ranked = result.rerank ? result.rerank.candidates : null;
-    nbest = el("ol", { class: "nbest" });
-    [result.translation, ...result.alternatives].forEach((text, k) => {
-      const score = k ? result.alternative_scores[k - 1] : result.score;
-      const c = ranked && ranked[k];
-      const detail = c ? ` combined ${c.combined} (model ${c.forward}, channel ${c.channel})` : ` log-probability ${score}`;
-      const item = el("li", {}, el("button", { type: "button", class: "hypothesis", "data-rank": k, title: "show this hypothesis's attention" }, text), el("span", { class: "score" }, detail));
-      nbest.append(item);
-    });
-    const why = ranked ? `, reranked by a channel model (weight ${result.rerank.channel_weight})` : "";
-    card.append(el("details", {}, el("summary", {}, `n-best (${result.alternatives.length + 1})${why}: click one to see its attention`), nbest));
-  }
+  const nbest = result.alternatives && result.alternatives.length ? nbestList(result) : null;
+  if (nbest) card.append(nbest.box);
   (result.warnings || []).forEach((w) => card.append(el("p", { class: "warning" }, w)));
   if (!result.translation) return card;
   const view = { words: false, layer: "model", head: "mean", rank: 0 };
   const bar = el("div", { class: "row view-controls" });
   const words = el("input", { type: "checkbox", class: "words-toggle" });
+  const zoom = select(`zoom-${index}`, [["fit", "fit the page"], ["full", "full size"]], "fit");
+  zoom.classList.add("zoom-select");
   bar.append(el("label", {}, words, " words (subwords merged)"));
-  let layerSelect = null, headSelect = null, viewSelect = null, whichSelect = null, picked = null, picker = null;
   // a Transformer's per-layer maps: embedded in the result, or fetched for this card when first chosen
   const shape = result.layer_attention ? [result.layer_attention.length, result.layer_attention[0].length] : loadLayers && loadLayers.shape;
-  if (shape && shape[0] > 0) {
-    const [layers, heads] = shape;
-    const layerOptions = [["model", "decoding attention"], ["all", "all layers and heads (mean)"], ...[...Array(layers).keys()].map((l) => [l, `layer ${l}`])];
-    layerSelect = select(`layer-${index}`, layerOptions, "model");
-    headSelect = select(`head-${index}`, [["mean", "head mean"], ...[...Array(heads).keys()].map((h) => [h, `head ${h}`])], "mean");
-    layerSelect.classList.add("layer-select");
-    headSelect.classList.add("head-select");
-    bar.append(el("label", {}, "layer ", layerSelect), el("label", {}, "head ", headSelect));
-    if (loadLayers && loadLayers.selfAttention) {
-      whichSelect = select(`which-${index}`, [["cross", "cross-attention"], ["encoder", "encoder self-attention"], ["decoder", "decoder self-attention"]], "cross");
-      whichSelect.classList.add("which-select");
-      bar.append(el("label", {}, "kind ", whichSelect));
-    }
-    viewSelect = select(`view-${index}`, [["matrix", "matrix"], ["head", "head view"], ["model", "model view"]], "matrix");
-    viewSelect.classList.add("view-select");
-    bar.append(el("label", {}, "view ", viewSelect));
-    picked = new Set([...Array(heads).keys()]);
-    picker = headPicker(heads, picked, () => draw());
-  }
+  // self-attention: fetched from a server that returns it, or embedded in a saved result
+  const selfAttention = Boolean((loadLayers && loadLayers.selfAttention) || result.encoder_attention);
+  const c = shape && shape[0] > 0 ? layerControls(bar, index, shape, selfAttention) : {};
+  const picked = new Set([...Array(shape ? shape[1] : 0).keys()]);
+  let picker = null;
   const exports = el("span", { class: "exports" });
   ["SVG", "PNG", "JSON"].forEach((kind) => exports.append(el("button", { type: "button", "data-export": kind.toLowerCase() }, kind)));
-  bar.append(exports);
-  card.append(bar);
+  bar.append(el("label", {}, "size ", zoom), exports);
+  const title = el("p", { class: "view-title" });
   const body = el("div", { class: "attention" });
-  card.append(body);
+  card.append(bar, title, body);
+  const sync = () => {  // the layer and head choices of the kind shown (an encoder may have more layers)
+    if (!c.layer) return;
+    const set = layerSet(result, view.which || "cross");
+    const layers = set.maps ? set.maps.length : shape[0], heads = set.maps ? set.maps[0].length : shape[1];
+    refill(c.layer, layerChoices(layers, (view.which || "cross") !== "cross"));
+    refill(c.head, headChoices(heads));
+    if (!picker || picker.childElementCount !== heads) {
+      picked.clear();
+      [...Array(heads).keys()].forEach((h) => picked.add(h));
+      picker = headPicker(heads, picked, () => draw());
+    }
+  };
   const draw = () => {
     view.words = words.checked;
-    if (layerSelect) { view.layer = layerSelect.value; view.head = headSelect.value; headSelect.disabled = ["model", "all"].includes(view.layer); }
-    view.which = whichSelect ? whichSelect.value : "cross";
+    view.which = c.which ? c.which.value : "cross";
+    if (c.layer) { view.layer = c.layer.value; view.head = c.head.value; c.head.disabled = ["model", "all"].includes(view.layer); }
     const { matrix, src, tgt } = currentView(result, view);
     const set = layerSet(result, view.which);
-    const kind = viewSelect && set.maps ? viewSelect.value : "matrix";
-    const strips = [tokenStrip(card, src, "source", matrix), tokenStrip(card, tgt, "target", matrix)];
-    if (kind === "head") {  // subword pieces, one layer (the decoding attention's when none is chosen)
-      const l = ["model", "all"].includes(view.layer) ? set.maps.length - 1 : Number(view.layer);
-      body.replaceChildren(picker, headView(set.maps[l], [...picked].sort((a, b) => a - b), set.cols, set.rows));
+    const kind = c.view && set.maps && view.rank === 0 ? c.view.value : "matrix";
+    const labels = view.which === "cross" ? { rows: "target", cols: "source" } : set.labels;
+    let heads = [];
+    card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix };
+    if (kind === "head") {
+      const drawn = headDrawing(set, view, picked);
+      heads = drawn.heads;
+      body.replaceChildren(picker, scrollBox(drawn.drawing));
+      card.currentView = { source_tokens: drawn.src, target_tokens: drawn.tgt, heads, head_attention: heads.map((h) => drawn.maps[h]) };
     } else if (kind === "model") {
-      body.replaceChildren(modelView(set.maps, (l, h) => {
-        layerSelect.value = String(l); headSelect.value = String(h); viewSelect.value = "matrix"; change();
-      }));
+      body.replaceChildren(scrollBox(modelView(set.maps, (l, h) => {
+        c.layer.value = String(l); c.head.value = String(h); c.view.value = "matrix"; change();
+      }, set.labels, share)));
+      card.currentView = { source_tokens: set.cols, target_tokens: set.rows, layer_attention: set.maps };
     } else {
       const hover = (i) => highlight(card, "target", i, i === null ? [] : matrix[i]);
-      body.replaceChildren(...strips, matrixSvg(matrix, src, tgt, hover), linksSvg(matrix, src, tgt));
+      const options = { onHover: hover, zoom: zoom.value, labels, share };
+      body.replaceChildren(tokenStrip(card, src, "source", matrix, labels.cols), tokenStrip(card, tgt, "target", matrix, labels.rows),
+        scrollBox(matrixSvg(matrix, src, tgt, options)), scrollBox(linksSvg(matrix, src, tgt, options)));
     }
-    card.currentView = { source_tokens: src, target_tokens: tgt, attention: matrix, view: { ...view, kind } };
+    title.textContent = describe(result, view, set, kind, heads);
+    card.currentView.view = { ...view, kind, title: title.textContent };
   };
   const change = async () => {
     view.rank = 0;  // layer views are the best hypothesis's
-    if (nbest) nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.remove("shown"));
+    if (nbest) nbest.list.querySelectorAll("button.hypothesis").forEach((b) => b.classList.remove("shown"));
     shownText.textContent = result.translation;
-    if (whichSelect && whichSelect.value !== "cross" && !result.encoder_attention) {
+    if (c.which && c.which.value !== "cross" && !result.encoder_attention) {
       try {
         Object.assign(result, await loadLayers.selfMaps(result));
       } catch (e) {
-        whichSelect.value = "cross";
+        c.which.value = "cross";
         status(e.message, true);
       }
     }
-    const wantsLayers = layerSelect && (layerSelect.value !== "model" || viewSelect.value !== "matrix");
-    if (wantsLayers && !result.layer_attention) {
-      layerSelect.disabled = true;
+    const cross = !c.which || c.which.value === "cross";
+    if (c.layer && cross && (c.layer.value !== "model" || c.view.value !== "matrix") && !result.layer_attention) {
+      c.layer.disabled = true;
       try {
         result.layer_attention = await loadLayers.fetch(result);
       } catch (e) {
-        layerSelect.value = "model";
-        viewSelect.value = "matrix";
+        c.layer.value = "model";
+        c.view.value = "matrix";
         status(e.message, true);
       } finally {
-        layerSelect.disabled = false;
+        c.layer.disabled = false;
       }
     }
+    view.which = c.which ? c.which.value : "cross";
+    sync();
     draw();
-    const which = whichSelect && whichSelect.value !== "cross" ? `/${whichSelect.value}` : "";
-    card.dataset.drawn = layerSelect ? `${layerSelect.value}/${viewSelect.value}${which}` : "model";
+    const which = c.which && c.which.value !== "cross" ? `/${c.which.value}` : "";
+    card.dataset.drawn = c.layer ? `${c.layer.value}/${c.view.value}${which}` : "model";
   };
-  [words, layerSelect, headSelect, viewSelect, whichSelect].forEach((node) => node && node.addEventListener("change", change));
-  if (nbest) nbest.addEventListener("click", async (event) => {
+  [words, zoom, c.layer, c.head, c.view, c.which].forEach((node) => node && node.addEventListener("change", change));
+  if (nbest) nbest.list.addEventListener("click", async (event) => {
     const button = event.target.closest("button.hypothesis");
     if (!button) return;
     if (Number(button.dataset.rank) > 0 && !result.alternative_attention) {
@@ -362,9 +384,9 @@ function translationCard(result, index, loadLayers) {
       }
     }
     view.rank = Number(button.dataset.rank);
-    nbest.querySelectorAll("button.hypothesis").forEach((b) => b.classList.toggle("shown", b === button));
+    nbest.list.querySelectorAll("button.hypothesis").forEach((b) => b.classList.toggle("shown", b === button));
     shownText.textContent = view.rank ? `#${view.rank + 1}: ${button.textContent}` : result.translation;
-    if (layerSelect) { layerSelect.value = "model"; viewSelect.value = "matrix"; }  // layers are the best's
+    if (c.layer) { c.layer.value = "model"; c.view.value = "matrix"; }  // layers are the best's
     draw();
     card.dataset.drawn = `rank ${view.rank}`;
   });
@@ -372,10 +394,12 @@ function translationCard(result, index, loadLayers) {
     const kind = event.target.dataset && event.target.dataset.export;
     const stem = `attention-${index + 1}`;
     const shown = body.querySelector("svg.matrix, svg.head-view, svg.model-view");  // the view on screen
-    if (kind === "svg") download(`${stem}.svg`, "image/svg+xml", new XMLSerializer().serializeToString(shown));
-    if (kind === "png") exportPng(shown, `${stem}.png`);
+    const heading = `${result.source} \u2192 ${shownText.textContent}  (${title.textContent})`;
+    if (kind === "svg") download(`${stem}.svg`, "image/svg+xml", exportSvg(shown, heading));
+    if (kind === "png") exportPng(exportSvg(shown, heading), Number(shown.getAttribute("width")), Number(shown.getAttribute("height")) + 26, `${stem}.png`);
     if (kind === "json") download(`${stem}.json`, "application/json", JSON.stringify(card.currentView, null, 1));
   });
+  sync();
   draw();
   return card;
 }
@@ -474,18 +498,42 @@ function showClassifications(data) {
 // ---- align view ------------------------------------------------------------------------------------
 
 function alignmentCard(result, index) {
+  // source words above, target words below, one line per link coloured by its status; long pairs get
+  // narrower steps and slanted words; hovering a word keeps its links and names the words it links to
   const card = el("article", { class: "card alignment-card", "data-index": index });
-  const step = 80, n = Math.max(result.source_words.length, result.target_words.length);
-  const root = svg("svg", { xmlns: SVG, class: "alignment", width: n * step + 40, height: 150 });
+  const n = Math.max(result.source_words.length, result.target_words.length);
+  const step = Math.max(16, Math.min(80, Math.floor((room() - 40) / n))), rotate = step < 56, pad = rotate ? 70 : 24;
+  const width = n * step + 40, height = 110 + 2 * pad, yTop = pad + 6, yBottom = height - pad - 6;
+  const root = svg("svg", { xmlns: SVG, class: "alignment", width, height, viewBox: `0 0 ${width} ${height}` });
   const x = (i) => 20 + i * step + step / 2;
-  (result.missed || []).forEach(([s, t]) => root.append(svg("line", { x1: x(s), y1: 30, x2: x(t), y2: 118, class: "missed" })));
+  const lines = svg("g", { class: "align-lines" });
+  (result.missed || []).forEach(([s, t]) => lines.append(svg("line", { x1: x(s), y1: yTop + 10, x2: x(t), y2: yBottom - 14, class: "missed", "data-source": s, "data-target": t })));
   result.links.forEach(([s, t], k) => {
     const kind = result.status && result.status.length ? result.status[k] : "predicted";
-    root.append(svg("line", { x1: x(s), y1: 30, x2: x(t), y2: 118, class: `align ${kind}`, "data-status": kind }));
+    lines.append(svg("line", { x1: x(s), y1: yTop + 10, x2: x(t), y2: yBottom - 14, class: `align ${kind}`, "data-status": kind, "data-source": s, "data-target": t }));
   });
-  result.source_words.forEach((w, i) => root.append(svg("text", { x: x(i), y: 20, "text-anchor": "middle" }, w)));
-  result.target_words.forEach((w, i) => root.append(svg("text", { x: x(i), y: 138, "text-anchor": "middle" }, w)));
-  card.append(root);
+  root.append(lines);
+  const note = el("p", { class: "score align-note" }, "hover a word to see its links");
+  const words = (list, side, y) => list.forEach((w, i) => {
+    const attrs = { x: x(i), y, class: `align-word ${side}`, "data-index": i, "text-anchor": rotate ? (side === "source" ? "start" : "end") : "middle" };
+    if (rotate) attrs.transform = `rotate(-50 ${x(i)} ${y})`;
+    const node = svg("text", attrs, rotate ? short(w, 16) : w);
+    const key = side === "source" ? "source" : "target", other = side === "source" ? result.target_words : result.source_words;
+    node.addEventListener("mouseenter", () => {
+      const hits = [];
+      lines.querySelectorAll("line").forEach((line) => {
+        const hit = Number(line.dataset[key]) === i;
+        line.classList.toggle("dim", !hit);
+        if (hit) hits.push(`${other[Number(line.dataset[key === "source" ? "target" : "source"])]} (${line.dataset.status || "missed"})`);
+      });
+      note.textContent = `${w}: ${hits.length ? hits.join(", ") : "no link (null-aligned)"}`;
+    });
+    node.addEventListener("mouseleave", () => { lines.querySelectorAll("line").forEach((line) => line.classList.remove("dim")); note.textContent = "hover a word to see its links"; });
+    root.append(node);
+  });
+  words(result.source_words, "source", yTop);
+  words(result.target_words, "target", yBottom);
+  card.append(el("p", { class: "score" }, `pair ${index + 1}: ${result.links.length} link${result.links.length === 1 ? "" : "s"}`), scrollBox(root), note);
   return card;
 }
 
@@ -517,7 +565,7 @@ function showComparisons(data) {
     const pair = el("div", { class: "compare-pair" });
     [[nameA, item.a], [nameB, item.b]].forEach(([name, result], side) => {
       const column = el("div", { class: "compare-side", "data-model": name });
-      column.append(el("h3", {}, name), translationCard(result, 2 * i + side));
+      column.append(el("h3", {}, name), translationCard(result, 2 * i + side, null, 0.5));
       pair.append(column);
     });
     article.append(pair);
@@ -636,7 +684,7 @@ async function start() {
     if (data.view === "translate") showTranslations(data.results);
     if (data.view === "classify") showClassifications(data);
     if (data.view === "caption") showCaptions(data.results);
-    if (data.view === "heads") showHeads(data.report);
+    if (data.view === "heads") showHeads(data.report, "the report");
     if (data.view === "align") showAlignments(data);
     if (data.view === "compare") showComparisons(data);
     if (data.initial) showInitial(data.initial);

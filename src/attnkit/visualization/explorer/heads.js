@@ -35,7 +35,7 @@ function headGrid(rows, part, limit) {
 }
 
 function pruningCurve(points, beam) {
-  const width = 360, height = 230, left = 44, bottom = 30, top = 26, right = 12;
+  const width = 380, height = 250, left = 44, bottom = 34, top = 26, right = 16;
   const maxBleu = Math.max(...points.map((p) => p.bleu), 1);
   const x = (share) => left + share * (width - left - right), y = (b) => top + (1 - b / maxBleu) * (height - top - bottom);
   const root = svg("svg", { xmlns: SVG, class: "pruning-curve", width, height, viewBox: `0 0 ${width} ${height}` });
@@ -45,7 +45,17 @@ function pruningCurve(points, beam) {
     dot.append(svg("title", {}, `${p.pruned} heads masked: BLEU ${p.bleu}, loss ${p.loss}`));
     root.append(dot);
   });
-  root.append(svg("text", { x: left, y: height - 6, class: "axis-label" }, "share of heads masked (least important first) \u2192"));
+  [0, 0.25, 0.5, 0.75, 1].forEach((f) => {  // axis values: share of heads masked, and BLEU
+    root.append(svg("line", { x1: x(f), y1: height - bottom, x2: x(f), y2: height - bottom + 4, stroke: "#6b6b70" }));
+    root.append(svg("text", { x: x(f), y: height - bottom + 14, "text-anchor": "middle", class: "axis-label tick" }, `${Math.round(f * 100)}%`));
+  });
+  [0, 0.5, 1].forEach((f) => {
+    root.append(svg("line", { x1: left - 4, y1: y(f * maxBleu), x2: left, y2: y(f * maxBleu), stroke: "#6b6b70" }));
+    root.append(svg("text", { x: left - 6, y: y(f * maxBleu) + 4, "text-anchor": "end", class: "axis-label tick" }, (f * maxBleu).toFixed(1)));
+  });
+  root.append(svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, stroke: "#c9c9d0" }));
+  root.append(svg("line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, stroke: "#c9c9d0" }));
+  root.append(svg("text", { x: left, y: height - 2, class: "axis-label" }, "share of heads masked (least important first) \u2192"));
   root.append(svg("text", { x: 4, y: 12, class: "axis-label" }, `BLEU (beam ${beam}), ${points[0].bleu} with every head`));
   return root;
 }
@@ -60,15 +70,16 @@ function sinkTable(sinks) {
   return table;
 }
 
-function showHeads(report) {
+function showHeads(report, name) {
   const out = document.getElementById("heads-results");
   if (!report || !Array.isArray(report.heads) || !Array.isArray(report.pruning) || !report.baseline) {
-    out.replaceChildren(el("p", { class: "error-block", role: "alert" }, "not a head report (attnkit heads --out FILE.json)"));
+    out.replaceChildren(el("p", { class: "error-block", role: "alert" }, `${name}: JSON, but not a head report (attnkit heads --out FILE.json)`));
     return;
   }
   const limit = Math.max(0.1, ...report.heads.map((r) => Math.abs(r.delta_bleu)));
   const card = el("article", { class: "card heads-card" });
-  card.append(el("p", { class: "source" }, `${report.model || "model"}: ${report.n_sentences} pairs, beam ${report.beam}, ` +
+  const model = String(report.model || "model").split(/[\\/]/).filter(Boolean).pop() || "model";  // a name, not a path
+  card.append(el("p", { class: "source" }, `${model}: ${report.n_sentences} pair${report.n_sentences === 1 ? "" : "s"}, beam ${report.beam}, ` +
     `BLEU ${report.baseline.bleu}, loss ${report.baseline.loss}`));
   card.append(el("p", { class: "score" }, "BLEU change when one head is masked (red: worse without it); hover a cell for the loss change and the head's confidence"));
   const grids = el("div", { class: "row head-grids" });
@@ -76,7 +87,8 @@ function showHeads(report) {
     const rows = report.heads.filter((r) => r.part === part);
     if (rows.length) grids.append(headGrid(rows, part, limit));
   });
-  card.append(grids, pruningCurve(report.pruning, report.beam), sinkTable(report.sinks || {}));
+  const curve = report.pruning.length ? pruningCurve(report.pruning, report.beam) : el("p", { class: "score no-curve" }, "this report has no pruning curve (its pruning list is empty)");
+  card.append(grids, curve, sinkTable(report.sinks || {}));
   out.replaceChildren(card);
 }
 
@@ -84,10 +96,15 @@ function wireHeads() {
   document.getElementById("heads-file").addEventListener("change", async (event) => {
     const chosen = event.target.files[0];
     if (!chosen) return;
+    let report;
     try {
-      showHeads(JSON.parse(await chosen.text()));
-    } catch (e) {
-      status(`${chosen.name}: not JSON (${e.message})`, true);
+      report = JSON.parse(await chosen.text());
+    } catch (e) {  // the parser's message would quote the file's first bytes (binary, for a PNG)
+      const message = `${chosen.name}: not a JSON file; choose the report written by attnkit heads --out FILE.json`;
+      status(message, true);
+      document.getElementById("heads-results").replaceChildren(el("p", { class: "error-block", role: "alert" }, message));
+      return;
     }
+    showHeads(report, chosen.name);
   });
 }
