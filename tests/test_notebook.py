@@ -97,7 +97,7 @@ def test_every_result_type_renders(tmp_path, captioner_ckpt):
 @pytest.mark.parametrize(
     "value,message",
     [
-        ("a string", "show takes a Translation, Classification, Caption or AlignmentReport"),
+        ("a string", "show takes a Translation, Classification, Caption, AlignmentReport or Inspection"),
         ([], "got a list of nothing"),
         (42, "got a int"),
     ],

@@ -1,7 +1,7 @@
 """attnkit: attention in sequence models, made real.
 
-``load``, ``train`` and ``align`` are imported on first use, so ``import attnkit`` (and the console
-script's start) stays light: the CLI's entry point catches Ctrl-C from its first import on
+``load``, ``train``, ``align`` and ``inspect`` are imported on first use, so ``import attnkit`` (and the
+console script's start) stays light: the CLI's entry point catches Ctrl-C from its first import on
 (``attnkit.cli.entry``).
 """
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from .version import __version__
 
-__all__ = ["__version__", "align", "compare", "load", "save_html", "show", "train"]
+__all__ = ["__version__", "align", "compare", "inspect", "load", "save_html", "show", "train"]
 
 
 def __getattr__(name: str) -> Any:
@@ -21,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from .aligning import align
 
         return align
+    if name == "inspect":
+        from .inspecting import inspect
+
+        return inspect
     if name in ("show", "save_html", "compare"):
         from . import notebook
 

@@ -98,3 +98,29 @@ def refuse_overwrite(out: str | Path, inputs: dict[str, str | Path | None], flag
             raise UsageError(
                 f"{flag} {out} is also {name}: writing it would replace the input; choose another path"
             )
+
+
+MAX_TEXT_BYTES = 64 << 20  # a whole-text input (attnkit inspect --file): 64 MB, far past any model's context
+
+
+def read_text(path: str | Path) -> str:
+    """A whole UTF-8 text file; a missing file, a folder, a file over 64 MB or invalid UTF-8 is one line
+    naming the file (and the line)."""
+    from .errors import DataError
+
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_TEXT_BYTES:
+            raise DataError(f"{path}: over {MAX_TEXT_BYTES >> 20} MB, more than any model's context")
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise DataError(f"{path}: is a folder, not a text file") from None
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: invalid UTF-8") from None

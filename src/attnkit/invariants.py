@@ -120,3 +120,35 @@ def _check_weights(weights: Sequence[float], what: str) -> None:
     """Weights over what the model read: a distribution (or all zero where nothing was read)."""
     if len(weights):
         check_distribution_rows(np.asarray(weights, dtype=np.float64)[None, :], what)
+
+
+def check_inspection(r: Any) -> None:
+    """A causal LM's long-context attention (``results.Inspection``): ids match tokens; ``received`` (L, T)
+    rows are distributions; per-head numbers are (L, H) and finite; roles (L, H); every captured row is a
+    distribution over the tokens up to its own position (causal) and names a valid layer, head and row."""
+    t = len(r.tokens)
+    if len(r.ids) != t or not 0 < r.prompt_tokens <= t:
+        raise InvariantError(f"{len(r.ids)} ids and {r.prompt_tokens} prompt tokens for {t} tokens")
+    layers = np.shape(r.received)[0] if np.ndim(r.received) == 2 else -1
+    if np.shape(r.received) != (layers, t):
+        raise InvariantError(f"received must be (L, {t}), got {np.shape(r.received)}")
+    check_distribution_rows(r.received, "received", allow_zero=False)
+    heads = np.shape(r.entropy)[1] if np.ndim(r.entropy) == 2 else -1
+    for name in ("entropy", "distance", "sink", "previous", "induction"):
+        value = getattr(r, name)
+        if value is not None and (np.shape(value) != (layers, heads) or not np.isfinite(value).all()):
+            raise InvariantError(f"{name} must be finite (L={layers}, H={heads}), got {np.shape(value)}")
+    if [len(row) for row in r.roles] != [heads] * layers:
+        raise InvariantError(f"roles must be (L={layers}, H={heads})")
+    for item in r.captured:
+        rows, weights = list(item["rows"]), np.asarray(item["weights"])
+        if not (0 <= item["layer"] < layers and 0 <= item["head"] < heads and all(0 <= i < t for i in rows)):
+            raise InvariantError(f"captured layer {item['layer']}, head {item['head']}: out of range")
+        if weights.shape != (len(rows), t):
+            raise InvariantError(f"captured weights must be ({len(rows)}, {t}), got {weights.shape}")
+        check_distribution_rows(weights, f"captured layer {item['layer']} head {item['head']}", False)
+        future = np.arange(t)[None, :] > np.asarray(rows)[:, None]
+        if np.abs(weights[future]).max(initial=0.0) > 1e-6:
+            raise InvariantError(
+                f"captured layer {item['layer']} head {item['head']}: weight on later tokens"
+            )

@@ -16,6 +16,8 @@ from .errors import UsageError
 
 # What a model does: one vocabulary for configs, checkpoints, exports and the registry.
 TASKS = ("captioning", "classification", "translation")
+# a decoder-only model's head roles (``explain.roles`` names them; the views colour them), in rule order
+HEAD_ROLES = ("induction", "previous-token", "sink", "local", "broad", "mixed")
 
 
 class Entry(NamedTuple):

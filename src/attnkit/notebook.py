@@ -26,7 +26,8 @@ from .errors import UsageError
 MAX_PAYLOAD = 1_500_000  # bytes of JSON data in one view (a 30-token sentence with layers: ~60 KB)
 VIEWS = ("matrix", "head", "model")  # translation views (head and model need a Transformer's layers)
 ACCEPTS = (
-    "a Translation, Classification, Caption or AlignmentReport, a list of one kind, or a heads report "
+    "a Translation, Classification, Caption, AlignmentReport or Inspection, a list of one kind, or a heads "
+    "report "
     "(attnkit heads --out, evaluation.heads.head_report)"
 )
 
@@ -91,7 +92,7 @@ def show(x: Any, view: str | None = None, model: Any = None) -> View:
     every layer's and head's); ``model``: a classifier adds its prior-correction slider."""
     from .alignment.aligner import AlignmentReport
     from .caption_base import Caption
-    from .results import Classification, Translation
+    from .results import Classification, Inspection, Translation
 
     items = list(x) if isinstance(x, (list, tuple)) else [x]
     kinds = {type(i) for i in items}
@@ -112,6 +113,8 @@ def show(x: Any, view: str | None = None, model: Any = None) -> View:
         return _captions(items)
     if isinstance(first, AlignmentReport) and len(items) == 1:
         return _alignment(first)
+    if isinstance(first, Inspection) and len(items) == 1:
+        return _context(first)
     raise UsageError(f"show takes {ACCEPTS}; got {_describe(x)}")
 
 
@@ -234,6 +237,25 @@ def _alignment(report: Any) -> View:
     score = {k: summary[k] for k in ("aer", "precision", "recall")} if summary else None
     rows = report.rows()
     return View({"view": "align", "results": rows, "score": score}, min(80 + 170 * len(rows), 1200))
+
+
+def _context(result: Any) -> View:
+    """A causal LM's long-context view (``attnkit.inspect``): 4 decimals keep 8k tokens under the cap."""
+    data = result.to_json(digits=4)
+    size = len(json.dumps(data))
+    note = ""
+    if size > MAX_PAYLOAD:  # the captured rows go first; the overview and roles stay
+        data["captured"] = []
+        note = f"too large for one view ({size // 1000} KB): captured rows left out (--html keeps them)"
+
+    def picture() -> str | None:
+        try:
+            from .visualization.context import context_figure
+        except ImportError:
+            return None
+        return _png(context_figure(result))
+
+    return View({"view": "context", "result": data, **({"note": note} if note else {})}, 760, picture)
 
 
 def compare(

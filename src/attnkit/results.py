@@ -13,7 +13,7 @@ import numpy as np
 
 from .data.documents import MAX_SENTENCES, MAX_WORDS, Document
 from .errors import DataError, UsageError
-from .invariants import check_classification, check_translation
+from .invariants import check_classification, check_inspection, check_translation
 
 
 @dataclass
@@ -153,6 +153,84 @@ class Classification:
             "sentence_weights": [round(w, 5) for w in self.sentence_weights],
             "word_weights": [[round(w, 5) for w in row] for row in self.word_weights],
             "unread_words": self.unread_words,
+        }
+
+
+@dataclass
+class Inspection:
+    """A causal LM's attention over a long text (``attnkit.inspect``). L layers, H query heads (grouped
+    ``H // kv_heads`` per key head), T tokens (the prompt's ``prompt_tokens`` first, then any generated):
+    ``received`` (L, T): the attention each token receives per layer (mean over heads and query rows);
+    ``entropy`` (nats), ``distance`` (tokens), ``sink`` (share on the first 4 tokens), ``previous`` (share
+    on the token before) (L, H), each a mean over query rows; ``induction`` (L, H): the induction probe's
+    score (None when not run); ``roles`` (L, H) from ``explain.roles``; ``captured``: the rows kept, each
+    ``{"layer", "head", "rows", "weights" (R, T)}``."""
+
+    model: str
+    tokens: list[str]
+    ids: list[int]
+    prompt_tokens: int
+    kv_heads: int
+    received: np.ndarray
+    entropy: np.ndarray
+    distance: np.ndarray
+    sink: np.ndarray
+    previous: np.ndarray
+    induction: np.ndarray | None
+    roles: list[list[str]]
+    captured: list[dict[str, Any]]
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        check_inspection(self)
+
+    def _repr_html_(self) -> str:
+        """How a notebook shows it: the explorer's long-context view, offline (``attnkit.notebook``)."""
+        from .names import resolve
+
+        return str(resolve("attnkit.notebook:html")(self))
+
+    def heads(self) -> list[dict[str, Any]]:
+        """One row per head: layer, head, its key head group, role and numbers."""
+        layers, heads = self.entropy.shape
+        group = max(heads // max(self.kv_heads, 1), 1)
+        return [
+            {
+                "layer": layer,
+                "head": h,
+                "kv_group": h // group,
+                "role": self.roles[layer][h],
+                "entropy": round(float(self.entropy[layer, h]), 4),
+                "distance": round(float(self.distance[layer, h]), 3),
+                "sink": round(float(self.sink[layer, h]), 4),
+                "previous": round(float(self.previous[layer, h]), 4),
+                "induction": None if self.induction is None else round(float(self.induction[layer, h]), 4),
+            }
+            for layer in range(layers)
+            for h in range(heads)
+        ]
+
+    def to_json(self, digits: int = 5) -> dict[str, Any]:
+        rounded = lambda a: np.round(np.asarray(a, dtype=np.float64), digits).tolist()  # noqa: E731
+        return {
+            "model": self.model,
+            "tokens": self.tokens,
+            "ids": self.ids,
+            "prompt_tokens": self.prompt_tokens,
+            "layers": int(self.entropy.shape[0]),
+            "heads": int(self.entropy.shape[1]),
+            "kv_heads": self.kv_heads,
+            "received": rounded(self.received),
+            "head_stats": self.heads(),
+            "captured": [
+                {
+                    "layer": c["layer"],
+                    "head": c["head"],
+                    "rows": list(c["rows"]),
+                    "weights": rounded(c["weights"]),
+                }
+                for c in self.captured
+            ],
         }
 
 

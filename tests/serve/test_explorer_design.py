@@ -307,3 +307,75 @@ def test_the_heads_page_reads_well_and_refuses_files_in_plain_words(show, tmp_pa
     assert (
         message == "figure.png: not a JSON file; choose the report written by attnkit heads --out FILE.json"
     )
+
+
+def _context(t=8000, layers=2, heads=4):
+    rng = np.random.default_rng(6)
+    received = rng.random((layers, t))
+    received[:, 0] = t / 4  # an attention sink on the first token
+    received /= received.sum(1, keepdims=True)
+    row = rng.random(t)
+    row /= row.sum()
+    roles = ["sink", "previous-token", "induction", "broad"]
+    stats = [
+        {
+            "layer": layer,
+            "head": h,
+            "kv_group": h // 2,
+            "role": roles[h],
+            "entropy": 1.0,
+            "distance": 3.0,
+            "sink": 0.5,
+            "previous": 0.1,
+            "induction": 0.0,
+        }
+        for layer in range(layers)
+        for h in range(heads)
+    ]
+    return {
+        "model": "tiny",
+        "tokens": [f"\u2581w{i}" for i in range(t)],
+        "ids": list(range(t)),
+        "prompt_tokens": t,
+        "layers": layers,
+        "heads": heads,
+        "kv_heads": 2,
+        "received": received.round(6).tolist(),
+        "head_stats": stats,
+        "captured": [{"layer": 1, "head": 0, "rows": [t - 1], "weights": [row.round(6).tolist()]}],
+    }
+
+
+def test_the_long_context_view_draws_8k_tokens_with_a_window_of_text_rows_and_roles(show):
+    """Issue 43's explorer view: every token in one overview picture, only a window of tokens in the DOM;
+    a click on a captured token shows its row; an uncaptured one says how to capture it; roles coloured."""
+    data = _context()
+    page = show({"view": "context", "result": data})
+    card = page.wait_for_selector(".context-card")
+    assert card.eval_on_selector("canvas.context-overview", "c => Number(c.dataset.tokens)") == 8000
+    assert len(card.query_selector_all(".ctx-tok")) <= 240
+    first = card.query_selector(".ctx-tok[data-index='0']").evaluate(
+        "n => getComputedStyle(n).backgroundColor"
+    )
+    assert first.endswith("1)") or first == "rgb(214, 69, 36)"  # the sink is the darkest token
+    canvas = card.query_selector("canvas.context-overview")
+    canvas.click(position={"x": (7999 % 128) * 8 + 4, "y": (7999 // 128) * 10 + 4})
+    page.wait_for_function("c => c.dataset.drawn === '1/0/7999'", arg=card)
+    assert "layer 1, head 0: row of token 7999" in card.query_selector(".view-title").inner_text()
+    titles = card.eval_on_selector_all(".ctx-tok", "ns => ns.map(n => [Number(n.dataset.index), n.title])")
+    for index, title in titles[-5:]:
+        assert float(title.split(": ")[1]) == pytest.approx(
+            data["captured"][0]["weights"][0][index], abs=1e-5
+        )
+    card.query_selector("canvas.context-overview").click(position={"x": 4 + 8 * 5, "y": 4})  # redrawn
+    assert "its row was not captured" in card.query_selector(".context-note").inner_text()
+    assert "--rows 5" in card.query_selector(".context-note").inner_text()
+    colours = card.eval_on_selector_all(
+        "rect.role-cell[data-layer='0']", "ns => ns.map(n => [n.dataset.role, n.getAttribute('fill')])"
+    )
+    assert dict(colours) == {
+        "sink": "#d64524",
+        "previous-token": "#1a9850",
+        "induction": "#984ea3",
+        "broad": "#2166ac",
+    }

@@ -28,6 +28,7 @@ from . import (
     cmd_faithfulness,
     cmd_fetch,
     cmd_heads,
+    cmd_inspect,
     cmd_list,
     cmd_plot,
     cmd_serve,
@@ -56,6 +57,7 @@ COMMANDS = {
     "fetch": cmd_fetch,
     "data": cmd_data,
     "compare": cmd_compare,
+    "inspect": cmd_inspect,
 }
 
 

@@ -281,6 +281,7 @@ def create_app(
         static("views.js", "text/javascript; charset=utf-8"),
         static("captions.js", "text/javascript; charset=utf-8"),
         static("heads.js", "text/javascript; charset=utf-8"),
+        static("context.js", "text/javascript; charset=utf-8"),
         static("explorer.css", "text/css; charset=utf-8"),
         Route("/api/translate", json_endpoint(explorer.translate), methods=["POST"]),
         Route("/api/classify", json_endpoint(explorer.classify), methods=["POST"]),

@@ -13,7 +13,7 @@ import json
 from importlib.resources import files
 from typing import Any
 
-ASSETS = ("explorer.html", "explorer.js", "views.js", "captions.js", "heads.js", "explorer.css")
+ASSETS = ("explorer.html", "explorer.js", "views.js", "captions.js", "heads.js", "context.js", "explorer.css")
 
 
 def asset(name: str) -> bytes:
@@ -38,13 +38,14 @@ def static_page(data: dict[str, Any]) -> str:
     """A self-contained page showing ``data`` ({"view": "translate" or "classify", ...}: API answers)."""
     html = asset("explorer.html").decode("utf-8")
     css = asset("explorer.css").decode("utf-8")
-    script, views, captions, heads = (
+    script, views, captions, heads, context = (
         asset(n).decode("utf-8").replace("</", "<\\/")
-        for n in ("explorer.js", "views.js", "captions.js", "heads.js")
+        for n in ("explorer.js", "views.js", "captions.js", "heads.js", "context.js")
     )
     html = html.replace('<link rel="stylesheet" href="explorer.css">', f"<style>\n{css}</style>")
     payload = f'<script id="attnkit-data" type="application/json">{embedded_json(data)}</script>'
     html = html.replace('<script src="views.js"></script>', f"<script>\n{views}</script>")
     html = html.replace('<script src="captions.js"></script>', f"<script>\n{captions}</script>")
     html = html.replace('<script src="heads.js"></script>', f"<script>\n{heads}</script>")
+    html = html.replace('<script src="context.js"></script>', f"<script>\n{context}</script>")
     return html.replace('<script src="explorer.js"></script>', f"{payload}\n<script>\n{script}</script>")

@@ -687,6 +687,7 @@ async function start() {
     if (data.view === "heads") showHeads(data.report, "the report");
     if (data.view === "align") showAlignments(data);
     if (data.view === "compare") showComparisons(data);
+    if (data.view === "context") showContext(data.result);
     if (data.initial) showInitial(data.initial);
     if (data.picker) addPicker(document.getElementById(`${data.view}-results`));
     if (data.note) status(data.note);
