@@ -90,11 +90,12 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 config = json.loads(sys.argv[1]); length = int(sys.argv[2])
 torch.manual_seed(0); torch.set_num_threads(2)
 model = LlamaForCausalLM(LlamaConfig(**config)).eval()
-words = {f"w{i}": i for i in range(config["vocab_size"])}
-core = Tokenizer(models.WordLevel(words, unk_token="w0"))
+model.set_attn_implementation("eager")  # inseq reads output_attentions, which SDPA does not return
+words = {"<unk>": 0, "<s>": 1, "</s>": 2, "<pad>": 3, **{f"w{i}": i for i in range(4, config["vocab_size"])}}
+core = Tokenizer(models.WordLevel(words, unk_token="<unk>"))
 core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
 tok = PreTrainedTokenizerFast(
-    tokenizer_object=core, bos_token="w1", eos_token="w2", unk_token="w0", pad_token="w3"
+    tokenizer_object=core, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>"
 )
 text = " ".join(f"w{i}" for i in torch.randint(4, config["vocab_size"], (length,)).tolist())
 attributor = inseq.load_model(model, "attention", tokenizer=tok)

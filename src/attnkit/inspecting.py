@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,7 @@ def _token_ids(lm: Any, text: str, generate: int) -> tuple[list[int], int]:
     return ids, prompt
 
 
-def _run(lm: Any, ids: list[int], plan: Any) -> list[Any]:
+def _run(lm: Any, ids: list[int], plan: Any) -> Any:
     """One forward pass of the backbone (no logits: a (T, vocab) matrix is what a long text cannot afford)
     on the model's SDPA path, captured."""
     import torch
@@ -120,7 +121,7 @@ def _run(lm: Any, ids: list[int], plan: Any) -> list[Any]:
             model.base_model(input_ids=torch.tensor([ids], device=lm.device), use_cache=False)
     finally:
         model.set_attn_implementation(before)
-    return list(recorder.stats)
+    return recorder
 
 
 def _probe(lm: Any) -> np.ndarray:
@@ -138,7 +139,7 @@ def _probe(lm: Any) -> np.ndarray:
     heads = int(lm.model.config.num_attention_heads)
     layers = int(lm.model.config.num_hidden_layers)
     plan = Plan(layers=list(range(layers)), heads=list(range(heads)), rows=list(range(len(ids))))
-    stats = _run(lm, ids, plan)
+    stats = _run(lm, ids, plan).stats
     full = np.stack([np.stack([s.rows[h] for h in range(heads)]) for s in stats])  # (L, H, T, T)
     return induction_scores(full, period, len(start))
 
@@ -153,13 +154,20 @@ def inspect(
     heads: str | None = None,
     rows: str | None = None,
     probe: bool = True,
+    maps: Sequence[str] = (),
 ) -> Inspection:
     """The attention of a causal LM (a name, folder or loaded model; None: the shipped one) over ``text``
     (or the UTF-8 ``file``), with ``generate`` new tokens appended greedily. ``layers``/``heads``/``rows``
     choose the rows kept (indices and slices as strings: "-64:", "0,5,10:20"); by default the last
-    layer's heads for the last token (for the generated tokens with ``generate``)."""
+    layer's heads for the last token (for the generated tokens with ``generate``). ``maps``: derived maps
+    of the same rows (``hf.causal_maps``: rollout, grad)."""
     from .explain.roles import head_roles
     from .hf.capture import Plan
+    from .hf.causal_maps import MAPS, grad_rows, rollout_rows
+
+    unknown = [m for m in maps if m not in MAPS]
+    if unknown:
+        raise UsageError(f"unknown map {unknown[0]!r}; for causal language models: {', '.join(MAPS)}")
 
     if (text is None) == (file is None):
         raise UsageError("give a text or a file (one of them)")
@@ -177,8 +185,16 @@ def inspect(
         layers=parse_indices(layers, n_layers, "layers", [n_layers - 1]),
         heads=parse_indices(heads, n_heads, "heads", list(range(n_heads))),
         rows=parse_indices(rows, t, "rows", default_rows),
+        keep_qk="rollout" in maps,
     )
-    stats = _run(lm, ids, plan)
+    if "grad" in maps:  # checked before the long pass
+        derived = {"grad": grad_rows(lm, ids, plan.rows)}
+    else:
+        derived = {}
+    recorder = _run(lm, ids, plan)
+    stats = recorder.stats
+    if "rollout" in maps:
+        derived["rollout"] = rollout_rows(recorder.qk, plan.rows, t)
     stack = lambda name: np.stack([getattr(s, name) for s in stats]).astype(np.float32)  # noqa: E731
     induction = _probe(lm) if probe else None
     return Inspection(
@@ -200,4 +216,5 @@ def inspect(
             for h in plan.heads
         ],
         text=str(text),
+        maps={name: {"rows": plan.rows, "weights": derived[name]} for name in maps},
     )

@@ -140,7 +140,8 @@ def check_inspection(r: Any) -> None:
             raise InvariantError(f"{name} must be finite (L={layers}, H={heads}), got {np.shape(value)}")
     if [len(row) for row in r.roles] != [heads] * layers:
         raise InvariantError(f"roles must be (L={layers}, H={heads})")
-    for item in r.captured:
+    maps = [{"layer": 0, "head": 0, **m, "name": name} for name, m in r.maps.items()]
+    for item in [*r.captured, *maps]:
         rows, weights = list(item["rows"]), np.asarray(item["weights"])
         if not (0 <= item["layer"] < layers and 0 <= item["head"] < heads and all(0 <= i < t for i in rows)):
             raise InvariantError(f"captured layer {item['layer']}, head {item['head']}: out of range")

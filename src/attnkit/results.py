@@ -180,6 +180,8 @@ class Inspection:
     roles: list[list[str]]
     captured: list[dict[str, Any]]
     text: str = ""
+    # derived maps of the captured rows: {"rollout" | "grad": {"rows": [...], "weights": (R, T)}}
+    maps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_inspection(self)
@@ -231,6 +233,9 @@ class Inspection:
                 }
                 for c in self.captured
             ],
+            "maps": {
+                name: {"rows": list(m["rows"]), "weights": rounded(m["weights"])} for name, m in self.maps.items()
+            },
         }
 
 

@@ -133,3 +133,24 @@ def test_rows_only_equals_the_rows_of_the_full_capture(folders):
         assert (rec.stats[0] is None) == (not aggregates)  # layer 0 is not read without aggregates
     for h in (1, 3):
         np.testing.assert_allclose(found[0][h], found[1][h], atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["llama", "mistral", "gemma2"])
+def test_rollout_rows_equal_the_product_of_the_eager_layers(folders, family):
+    from attnkit.explain.attention_maps import residual_mix, rollout
+
+    result = inspect(str(folders[family]), TEXT, rows="0,7,-1", maps=["rollout", "grad"], probe=False)
+    full = _eager(folders[family], result.ids)
+    expected = rollout([residual_mix(layer) for layer in full])  # (T, T): M_{L-1} ... M_0
+    rows = result.maps["rollout"]["rows"]
+    np.testing.assert_allclose(result.maps["rollout"]["weights"], expected[rows], atol=1e-5)
+    grad = result.maps["grad"]["weights"]
+    assert grad.shape == (3, len(result.ids)) and np.allclose(grad.sum(1), 1.0, atol=1e-5)
+    assert np.abs(grad[1, 8:]).max() == 0.0  # row 7 reads nothing after token 7
+
+
+def test_grad_is_refused_past_its_length_with_the_numbers(folders):
+    with pytest.raises(UsageError, match=r"at most 1024 tokens and 64 rows, got \d+ tokens"):
+        inspect(str(folders["llama"]), TEXT * 24, maps=["grad"], probe=False)
+    with pytest.raises(UsageError, match="unknown map 'flow'; for causal language models: rollout, grad"):
+        inspect(str(folders["llama"]), TEXT, maps=["flow"], probe=False)

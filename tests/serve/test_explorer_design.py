@@ -343,6 +343,7 @@ def _context(t=8000, layers=2, heads=4):
         "received": received.round(6).tolist(),
         "head_stats": stats,
         "captured": [{"layer": 1, "head": 0, "rows": [t - 1], "weights": [row.round(6).tolist()]}],
+        "maps": {"rollout": {"rows": [t - 1], "weights": [row[::-1].round(6).tolist()]}},
     }
 
 
@@ -360,7 +361,7 @@ def test_the_long_context_view_draws_8k_tokens_with_a_window_of_text_rows_and_ro
     assert first.endswith("1)") or first == "rgb(214, 69, 36)"  # the sink is the darkest token
     canvas = card.query_selector("canvas.context-overview")
     canvas.click(position={"x": (7999 % 128) * 8 + 4, "y": (7999 // 128) * 10 + 4})
-    page.wait_for_function("c => c.dataset.drawn === '1/0/7999'", arg=card)
+    page.wait_for_function("c => c.dataset.drawn === '1/0/7999/attention'", arg=card)
     assert "layer 1, head 0: row of token 7999" in card.query_selector(".view-title").inner_text()
     titles = card.eval_on_selector_all(".ctx-tok", "ns => ns.map(n => [Number(n.dataset.index), n.title])")
     for index, title in titles[-5:]:

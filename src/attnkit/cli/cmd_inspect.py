@@ -35,6 +35,13 @@ def add_parser(sub: Any, name: str) -> None:
         "token, or the generated ones)",
     )
     p.add_argument("--no-probe", action="store_true", help="skip the induction probe (no induction role)")
+    p.add_argument(
+        "--map",
+        action="append",
+        choices=("rollout", "grad"),
+        default=[],
+        help="a derived map of the same rows (repeatable): rollout (any length), grad (up to 1,024 tokens)",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json", action="store_true", help="one JSON object: tokens, received, head_stats, captured"
@@ -68,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         heads=args.heads,
         rows=args.rows,
         probe=not args.no_probe,
+        maps=args.map,
     )
     if args.json:
         print(json_text(result.to_json(), ensure_ascii=False))

@@ -45,6 +45,7 @@ class Plan:
     sink_tokens: int = 4
     chunk_floats: int = 1 << 23  # scores per chunk (H x rows x keys): 32 MB of float32
     aggregates: bool = True  # False: only the rows of ``layers`` (the other layers are not read at all)
+    keep_qk: bool = False  # keep every layer's queries and keys (rollout reads them after the pass)
 
 
 @dataclass
@@ -174,12 +175,39 @@ def rows_only(
     return out
 
 
+@torch.no_grad()
+def mean_rows_product(
+    vectors: torch.Tensor,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    scaling: float,
+    window: int | None = None,
+    softcap: float | None = None,
+    chunk_floats: int = 1 << 23,
+) -> torch.Tensor:
+    """``vectors @ mean_h A`` for one layer's attention A (H, T, T), never formed whole: vectors (R, T) ->
+    (R, T), the rows of A made chunk by chunk from queries (H, T, d) and keys (KV, T, d)."""
+    heads, length, _ = query.shape
+    out = torch.zeros(vectors.shape[0], length, dtype=torch.float64)
+    chunk = max(1, min(length, chunk_floats // max(heads * length, 1)))
+    for start in range(0, length, chunk):
+        end = min(length, start + chunk)
+        lo = max(0, start - window + 1) if window else 0
+        s = _scores(query[:, start:end], key[:, lo:end], scaling, softcap)
+        i, j = torch.arange(start, end)[:, None], torch.arange(lo, end)[None, :]
+        allowed = (j <= i) & (j > i - window) if window else j <= i
+        w = torch.softmax(s.masked_fill(~allowed, float("-inf")), -1).mean(0)  # (C, K)
+        out[:, lo:end] += vectors[:, start:end].double() @ w.double()
+    return out
+
+
 class Recorder:
     """Collects ``LayerStats`` per layer while the model runs (``capturing``)."""
 
     def __init__(self, plan: Plan, layers: int) -> None:
         self.plan, self.calls = plan, 0
         self.stats: list[LayerStats | None] = [None] * layers
+        self.qk: list[tuple[torch.Tensor, torch.Tensor, float, Any, Any] | None] = [None] * layers
 
     def take(
         self, module: Any, query: torch.Tensor, key: torch.Tensor, scaling: Any, kwargs: dict[str, Any]
@@ -188,6 +216,9 @@ class Recorder:
         layer = self.calls if layer is None else int(layer)
         self.calls += 1
         scale = float(scaling) if scaling is not None else query.shape[-1] ** -0.5
+        if self.plan.keep_qk:
+            window, cap = kwargs.get("sliding_window"), kwargs.get("softcap")
+            self.qk[layer] = (query[0].detach().clone(), key[0].detach().clone(), scale, window, cap)
         if not self.plan.aggregates:
             if layer in self.plan.layers:
                 rows = rows_only(

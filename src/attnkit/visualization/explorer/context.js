@@ -9,7 +9,12 @@ const ROLE_COLOURS = { induction: "#984ea3", "previous-token": "#1a9850", sink: 
 const PER_LINE = 128, WINDOW = 240;
 
 function contextValues(data, choice) {
-  // the values shading the tokens: attention received (all layers' mean or one layer's), or a captured row
+  // the values shading the tokens: a derived map's row, a captured row, or the attention received (all
+  // layers' mean or one layer's)
+  const map = choice.map !== "attention" && (data.maps || {})[choice.map];
+  if (map && choice.picked !== null && map.rows.includes(choice.picked)) {
+    return { values: map.weights[map.rows.indexOf(choice.picked)], what: `${choice.map} map: row of token ${choice.picked} (derived from every layer's attention)` };
+  }
   if (choice.row !== null) {
     const item = data.captured.find((c) => c.layer === choice.layer && c.head === choice.head && c.rows.includes(choice.row));
     if (item) return { values: item.weights[item.rows.indexOf(choice.row)], what: `layer ${choice.layer}, head ${choice.head}: row of token ${choice.row} (its attention over the context)` };
@@ -97,14 +102,15 @@ function showContext(data) {
   const box = document.getElementById("context-results");
   const card = el("article", { class: "card context-card" });
   const first = data.captured[0] || { layer: data.layers - 1, head: 0 };
-  const choice = { layer: "all", head: first.head, row: null, scale: "log", picked: null };
+  const choice = { layer: "all", head: first.head, row: null, scale: "log", picked: null, map: "attention" };
   const generated = data.tokens.length - data.prompt_tokens;
   card.append(el("p", { class: "source" }, `${data.model}: ${data.tokens.length} tokens${generated ? ` (${generated} generated)` : ""}, ${data.layers} layers x ${data.heads} heads`));
   const layerSelect = select("context-layer", [["all", "all layers (mean)"], ...[...Array(data.layers).keys()].map((l) => [l, `layer ${l}`])], "all");
   const scaleSelect = select("context-scale", [["log", "log (sinks and the rest)"], ["linear", "linear"]], "log");
+  const mapSelect = select("context-map", [["attention", "attention"], ...Object.keys(data.maps || {}).map((m) => [m, m])], "attention");
   const title = el("p", { class: "view-title" }), note = el("p", { class: "score context-note" });
   const body = el("div", { class: "context-body" });
-  card.append(el("div", { class: "row" }, el("label", {}, "layer ", layerSelect), el("label", {}, "scale ", scaleSelect)), title, note, body);
+  card.append(el("div", { class: "row" }, el("label", {}, "layer ", layerSelect), el("label", {}, "scale ", scaleSelect), el("label", {}, "map ", mapSelect)), title, note, body);
   const pickToken = (i) => {
     choice.picked = i;
     const layer = choice.layer === "all" ? first.layer : choice.layer;
@@ -124,10 +130,16 @@ function showContext(data) {
     const shade = shadeOf(values, choice.scale);
     title.textContent = `${what} \u00b7 ${choice.scale === "log" ? "log scale against the median token" : "linear scale to the largest"}`;
     body.replaceChildren(overview(data, values, shade, pickToken, choice.picked), textPane(data, values, shade, pickToken, choice.picked), roleGrid(data, pickHead), roleLegend());
-    card.dataset.drawn = `${choice.layer}/${choice.head}/${choice.row}`;
+    card.dataset.drawn = `${choice.layer}/${choice.head}/${choice.row}/${choice.map}`;
   };
   layerSelect.addEventListener("change", () => { choice.layer = layerSelect.value === "all" ? "all" : Number(layerSelect.value); choice.row = null; draw(); });
   scaleSelect.addEventListener("change", () => { choice.scale = scaleSelect.value; draw(); });
+  mapSelect.addEventListener("change", () => {
+    choice.map = mapSelect.value;
+    const map = (data.maps || {})[choice.map];
+    if (map && (choice.picked === null || !map.rows.includes(choice.picked))) choice.picked = map.rows[map.rows.length - 1];
+    draw();
+  });
   draw();
   box.replaceChildren(card);
 }
