@@ -104,8 +104,8 @@ MAX_TEXT_BYTES = 64 << 20  # a whole-text input (attnkit inspect --file): 64 MB,
 
 
 def read_text(path: str | Path) -> str:
-    """A whole UTF-8 text file; a missing file, a folder, a file over 64 MB or invalid UTF-8 is one line
-    naming the file (and the line)."""
+    """A whole UTF-8 text file (plain or gzip); a missing file, a folder, a file over 64 MB or invalid
+    UTF-8 is one line naming the file (and the line)."""
     from .errors import DataError
 
     path = Path(path)
@@ -113,12 +113,16 @@ def read_text(path: str | Path) -> str:
         if path.stat().st_size > MAX_TEXT_BYTES:
             raise DataError(f"{path}: over {MAX_TEXT_BYTES >> 20} MB, more than any model's context")
         data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            import gzip
+
+            data = gzip.decompress(data)[: MAX_TEXT_BYTES + 1]
     except IsADirectoryError:
         raise DataError(f"{path}: is a folder, not a text file") from None
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

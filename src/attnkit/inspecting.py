@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError, UsageError
+from .log import log
 from .results import Inspection
 
 PROBE_PERIOD = 32
@@ -86,16 +87,20 @@ def load_lm(model: Any) -> Any:
     return instantiate(ref)
 
 
-def _token_ids(lm: Any, text: str, generate: int) -> tuple[list[int], int]:
+def _token_ids(lm: Any, text: str, generate: int, max_tokens: int | None) -> tuple[list[int], int]:
     tokenizer = lm.tokenizer
     ids = list(tokenizer(text)["input_ids"])
     if not ids:
         raise DataError("the text has no tokens")
+    if max_tokens is not None:
+        if max_tokens < 1:
+            raise UsageError(f"max_tokens must be at least 1, got {max_tokens}")
+        if len(ids) > max_tokens:
+            log.info(f"the text is {len(ids)} tokens; reading its first {max_tokens}")
+            ids = ids[:max_tokens]
     prompt = len(ids)
     if generate > 0:
-        lm.max_new_tokens = generate
-        prompt_ids, rows, _ = lm._continue(text, 1, 1)
-        ids, prompt = list(prompt_ids) + list(rows[0]), len(prompt_ids)
+        ids = ids + lm.generate_from(ids, generate)
     limit = _positions(lm.model)
     if len(ids) > limit:
         raise UsageError(
@@ -155,12 +160,13 @@ def inspect(
     rows: str | None = None,
     probe: bool = True,
     maps: Sequence[str] = (),
+    max_tokens: int | None = None,
 ) -> Inspection:
     """The attention of a causal LM (a name, folder or loaded model; None: the shipped one) over ``text``
     (or the UTF-8 ``file``), with ``generate`` new tokens appended greedily. ``layers``/``heads``/``rows``
     choose the rows kept (indices and slices as strings: "-64:", "0,5,10:20"); by default the last
     layer's heads for the last token (for the generated tokens with ``generate``). ``maps``: derived maps
-    of the same rows (``hf.causal_maps``: rollout, grad)."""
+    of the same rows (``hf.causal_maps``: rollout, grad); ``max_tokens``: read the text's first tokens."""
     from .explain.roles import head_roles
     from .hf.capture import Plan
     from .hf.causal_maps import MAPS, grad_rows, rollout_rows
@@ -176,7 +182,7 @@ def inspect(
 
         text = read_text(file)
     lm = load_lm(model)
-    ids, prompt = _token_ids(lm, str(text), generate)
+    ids, prompt = _token_ids(lm, str(text), generate, max_tokens)
     config = lm.model.config
     n_layers, n_heads = int(config.num_hidden_layers), int(config.num_attention_heads)
     t = len(ids)
@@ -187,10 +193,7 @@ def inspect(
         rows=parse_indices(rows, t, "rows", default_rows),
         keep_qk="rollout" in maps,
     )
-    if "grad" in maps:  # checked before the long pass
-        derived = {"grad": grad_rows(lm, ids, plan.rows)}
-    else:
-        derived = {}
+    derived = {"grad": grad_rows(lm, ids, plan.rows)} if "grad" in maps else {}  # before the long pass
     recorder = _run(lm, ids, plan)
     stats = recorder.stats
     if "rollout" in maps:

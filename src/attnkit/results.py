@@ -234,7 +234,8 @@ class Inspection:
                 for c in self.captured
             ],
             "maps": {
-                name: {"rows": list(m["rows"]), "weights": rounded(m["weights"])} for name, m in self.maps.items()
+                name: {"rows": list(m["rows"]), "weights": rounded(m["weights"])}
+                for name, m in self.maps.items()
             },
         }
 

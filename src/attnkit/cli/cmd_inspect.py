@@ -27,6 +27,9 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--model", default=None, help="shipped name or Hugging Face folder (default: enfr-llama)")
     p.add_argument("--file", help="read the text from this UTF-8 file")
     p.add_argument("--generate", type=int, default=0, metavar="N", help="append N greedily generated tokens")
+    p.add_argument(
+        "--max-tokens", type=int, default=None, metavar="N", help="read only the text's first N tokens"
+    )
     p.add_argument("--layers", help=f"layers whose rows are kept: {INDICES} (default: the last)")
     p.add_argument("--heads", help=f"query heads whose rows are kept: {INDICES} (default: all)")
     p.add_argument(
@@ -76,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         rows=args.rows,
         probe=not args.no_probe,
         maps=args.map,
+        max_tokens=args.max_tokens,
     )
     if args.json:
         print(json_text(result.to_json(), ensure_ascii=False))

@@ -35,6 +35,11 @@ def add_parser(sub: Any, name: str) -> None:
         action="append",
         help="shipped name or path; repeat for several (default: digits-captioner when installed)",
     )
+    p.add_argument(
+        "--lm",
+        action="append",
+        help="a decoder-only LM for the Context page (enfr-llama or a Hugging Face folder); repeatable",
+    )
     add_backend(p)
     p.add_argument(
         "--int8",
@@ -121,6 +126,7 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
         args.int8,
         captioners=args.captioner if args.captioner is not None else _default_captioners(),
         rerank=args.rerank,
+        lms=args.lm or [],
     )
     hosts = [*(args.allow_host or []), args.host]
     app = create_app(
@@ -131,7 +137,7 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
         max_batch=args.max_batch,
         hosts=[h for h in hosts if h not in ("0.0.0.0", "::")],
     )
-    names = ", ".join([*models.translators, *models.classifiers, *models.captioners])
+    names = ", ".join([*models.translators, *models.classifiers, *models.captioners, *models.lms])
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"attnkit explorer on http://{shown}:{port}/ ({names}); Ctrl-C stops it", flush=True)

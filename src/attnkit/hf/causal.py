@@ -79,6 +79,22 @@ class HFCausalLM:
         scores = out.sequences_scores.tolist() if beam > 1 else [0.0] * len(rows)
         return prompt_ids, rows, scores
 
+    @torch.no_grad()
+    def generate_from(self, ids: Sequence[int], new_tokens: int) -> list[int]:
+        """Greedy continuation of the token ids ``ids`` by ``generate()``: the new ids, to </s> at most."""
+        tensor = torch.tensor([list(ids)], device=self.device)
+        pad = self.tokenizer.pad_token_id
+        pad = self.tokenizer.eos_token_id if pad is None else pad
+        out = self.model.generate(
+            input_ids=tensor,
+            attention_mask=torch.ones_like(tensor),
+            do_sample=False,
+            num_beams=1,
+            max_new_tokens=new_tokens,
+            pad_token_id=pad,
+        )
+        return self._trim(out[0, len(ids) :].tolist(), pad)
+
     def _trim(self, row: list[int], pad: int) -> list[int]:
         eos = self.tokenizer.eos_token_id
         if eos is not None and eos in row:

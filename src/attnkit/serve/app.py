@@ -38,6 +38,7 @@ from .limits import (
     number,
     read_body,
     strings,
+    text_item,
     work,
 )
 from .limits import sentences as sentence_list
@@ -213,6 +214,47 @@ class Explorer:
         results = await asyncio.get_running_loop().run_in_executor(self.heavy_executor, run)  # decoding
         return {"model": model.name, "results": results}
 
+    async def inspect(self, request: Request) -> dict[str, Any]:
+        """A causal LM's attention over one text (``attnkit.inspect``), within the token and cell limits."""
+        from ..inspecting import inspect, parse_indices
+
+        data = await read_json(request, self.limits, ("text", "model", "layers", "heads", "rows", "maps"))
+        text = text_item(data.get("text"), "text", 0, self.limits.max_body_bytes)
+        model = ModelSet.pick(self.models.lms, data.get("model"), "lm")
+        specs = {name: data.get(name) for name in ("layers", "heads", "rows")}
+        for name, value in specs.items():
+            if value is not None and not isinstance(value, str):
+                raise RequestError(400, f"field {name!r} must be a string of indices and slices, e.g. '-64:'")
+        maps = data.get("maps", [])
+        if not isinstance(maps, list) or not all(m in ("rollout", "grad") for m in maps):
+            raise RequestError(400, "field 'maps' must be a list of 'rollout' and 'grad'")
+        lm = model.model
+        tokens = len(lm.tokenizer(text)["input_ids"])
+        if tokens > self.limits.max_context_tokens:
+            raise RequestError(
+                422, f"field 'text' is {tokens} tokens; at most {self.limits.max_context_tokens} per request"
+            )
+
+        layers, heads = lm.attention_layers, lm.attention_heads
+        kept = (
+            len(parse_indices(specs["layers"], layers, "layers", [layers - 1]))
+            * len(parse_indices(specs["heads"], heads, "heads", list(range(heads))))
+            * len(parse_indices(specs["rows"], tokens, "rows", [tokens - 1]))
+        )
+        if kept * tokens > self.limits.max_context_cells:  # before any work
+            raise RequestError(
+                422,
+                f"{kept * tokens} captured weights asked for; at most {self.limits.max_context_cells} "
+                "per request: fewer rows, heads or layers",
+            )
+        result = await asyncio.get_running_loop().run_in_executor(
+            self.heavy_executor,
+            lambda: inspect(
+                lm, text, maps=maps, layers=specs["layers"], heads=specs["heads"], rows=specs["rows"]
+            ).to_json(digits=5),
+        )
+        return {"model": model.name, "result": result}
+
     async def align(self, request: Request) -> dict[str, Any]:
         data = await read_json(request, self.limits, ("sources", "targets", "model", "method", "gold"))
         sources = sentence_list(data, "sources", self.limits)
@@ -287,6 +329,7 @@ def create_app(
         Route("/api/classify", json_endpoint(explorer.classify), methods=["POST"]),
         Route("/api/align", json_endpoint(explorer.align), methods=["POST"]),
         Route("/api/caption", json_endpoint(explorer.caption), methods=["POST"]),
+        Route("/api/inspect", json_endpoint(explorer.inspect), methods=["POST"]),
         Route("/api/models", json_endpoint(explorer.models_info)),
         Route("/api/health", json_endpoint(explorer.health)),
     ]

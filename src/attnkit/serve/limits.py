@@ -39,6 +39,8 @@ class Limits:
     heavy_work: int = 400  # from this work (or heavy_chars of documents) a request runs in the heavy lane
     heavy_chars: int = 8_000
     max_images: int = 8  # images per caption request (each a data URL or base64 string in the JSON body)
+    max_context_tokens: int = 4096  # tokens of one /api/inspect text (a causal LM's long-context view)
+    max_context_cells: int = 400_000  # captured weights (layers x heads x rows x tokens) one answer carries
 
     def to_json(self) -> dict[str, int]:
         return asdict(self)

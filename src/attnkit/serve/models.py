@@ -70,6 +70,7 @@ class ModelSet:
         int8: bool = False,
         captioners: list[str] | None = None,
         rerank: bool | None = None,
+        lms: list[str] | None = None,
     ) -> None:
         """``int8``: the translators' int8 weights (the shipped Transformers' exports are int8 only);
         ``rerank``: noisy-channel reranking for the translators that ship a channel model (None: as each
@@ -83,6 +84,12 @@ class ModelSet:
         self.backend = backend
         self.aligned: dict[str, tuple[Any, Any, Any]] = {}  # translator name -> ``aligners``
         self.captioners: dict[str, Loaded] = {}
+        self.lms: dict[str, Loaded] = {}
+        _unique_names(lms or [], "--lm")
+        for spec in lms or []:  # decoder-only LMs for the long-context view (attnkit.inspect)
+            from ..inspecting import load_lm
+
+            self.lms[_name(spec)] = Loaded(_name(spec), load_lm(spec), "hugging face")
         _unique_names(translators, "--translator")
         _unique_names(classifiers, "--classifier")
         _unique_names(captioners or [], "--captioner")
@@ -184,10 +191,20 @@ class ModelSet:
             {"name": c.name, "backend": c.backend, "grid": list(c.model.grid), "default": i == 0}
             for i, c in enumerate(self.captioners.values())
         ]
+        lms = [
+            {
+                "name": m.name,
+                "layers": m.model.attention_layers,
+                "heads": m.model.attention_heads,
+                "default": i == 0,
+            }
+            for i, m in enumerate(self.lms.values())
+        ]
         return {
             "translators": translators,
             "classifiers": classifiers,
             "captioners": captioners,
+            "lms": lms,
             "classifier_reads": reads,
         }
 

@@ -659,6 +659,15 @@ function wireForms() {
     };
     busy(event.target, api("/api/align", body).then(showAlignments));
   });
+  document.getElementById("context-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const map = document.getElementById("context-map-request").value;
+    const body = {
+      text: document.getElementById("context-input").value, model: document.getElementById("context-model").value || undefined,
+      rows: document.getElementById("context-rows").value || undefined, maps: map ? [map] : [],
+    };
+    busy(event.target, api("/api/inspect", body).then((data) => showContext(data.result)));
+  });
   [["align-src-file", "align-src"], ["align-tgt-file", "align-tgt"], ["align-gold-file", "align-gold"]].forEach(([file, area]) => {
     document.getElementById(file).addEventListener("change", async (event) => {
       const chosen = event.target.files[0];
@@ -707,6 +716,7 @@ async function start() {
     fillModels("align-model", state.models.translators);
     fillModels("classify-model", state.models.classifiers);
     fillModels("caption-model", state.models.captioners || []);
+    fillModels("context-model", (state.models.lms || []).map((m) => ({ ...m, backend: `${m.layers} layers x ${m.heads} heads` })));
     document.body.dataset.ready = "true";
   } catch (e) {
     status(`cannot reach the server: ${e.message}`, true);
