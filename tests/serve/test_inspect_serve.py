@@ -8,8 +8,8 @@ import shutil
 import httpx
 import pytest
 
-from tests.hf import causal_families
 from tests.helpers import serve_in_thread
+from tests.hf import causal_families
 
 TEXT = "the cat sits on the mat . where is the dog ? i like tea . " * 8
 
@@ -30,7 +30,6 @@ def _post(url, body):
 
 
 def test_the_api_answers_what_attnkit_inspect_answers(server):
-    import attnkit
 
     models = httpx.get(f"{server}/api/models").json()["lms"]
     assert models == [{"name": "tiny-llama", "layers": 2, "heads": 4, "default": True}]
