@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExportError
-from ..files import sha256
 from ..names import EXPORT_KINDS
+from . import cache
 
 FORMAT = "attnkit-export"
 FORMAT_VERSION = 1
@@ -32,6 +32,7 @@ class Manifest:
     files: dict[str, str]
     io: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    verified: bool = False  # every file's SHA-256 was checked against ``files``
 
     def file(self, name: str) -> Path:
         return self.root / name
@@ -90,8 +91,8 @@ def read_manifest(root: str | Path, task: str | None = None, verify: bool = True
             raise ExportError(f"{where}: file names must be plain names inside the export, got {name!r}")
         if not path.is_file():
             raise ExportError(f"{path}: missing (listed in {MANIFEST})")
-        if verify and sha256(path) != digest:
+        if verify and cache.checksum(path) != digest:
             raise ExportError(f"{path}: checksum does not match {MANIFEST} (corrupt or replaced file)")
     io = _field(data, "io", dict, where)
     meta = _field(data, "meta", dict, where)
-    return Manifest(root, kind, EXPORT_KINDS[kind], graphs, files, io, meta)
+    return Manifest(root, kind, EXPORT_KINDS[kind], graphs, files, io, meta, verified=verify)

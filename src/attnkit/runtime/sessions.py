@@ -11,6 +11,7 @@ large batch.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -35,20 +36,38 @@ def threads() -> int:
     return int(value) if value.isascii() and value.isdigit() and int(value) > 0 else (os.cpu_count() or 1)
 
 
-def open_session(path: Path, intra_threads: int | None = None) -> Any:
-    """An ``onnxruntime.InferenceSession`` on the CPU, all graph optimizations on."""
+def open_session(path: Path, intra_threads: int | None = None, digest: str | None = None) -> Any:
+    """An ``onnxruntime.InferenceSession`` on the CPU, all graph optimizations on. With the graph's
+    verified SHA-256 ``digest``, its optimized form is kept in ``runtime.cache`` and read back from there
+    (optimizations off: already done) on later starts."""
     import onnxruntime as ort
+
+    from . import cache
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = intra_threads or threads()
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    kept = cache.optimized_graph(digest) if digest else None
+    source, temporary = path, None
+    if kept is not None and kept.is_file():
+        source = kept
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    elif kept is not None:
+        temporary = cache.save_optimized(options, kept)
     try:
-        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime raises its own exception types for unreadable graphs
+        if source != path:  # a damaged cache entry: the graph itself, optimized afresh
+            kept.unlink(missing_ok=True)  # type: ignore[union-attr]
+            return open_session(path, intra_threads)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ExportError(f"{path}: onnxruntime cannot load this graph ({first[:200]})") from None
+    if temporary is not None and temporary.is_file():
+        with contextlib.suppress(OSError):
+            os.replace(temporary, kept)  # type: ignore[arg-type]
+    return session
 
 
 class Graph:
@@ -56,9 +75,20 @@ class Graph:
     for batches under ``large_rows`` rows (the first axis of the feeds) and for calls made inside
     ``parallel_map``, else on a session with ``intra_threads`` threads (opened on first use)."""
 
-    def __init__(self, path: Path, intra_threads: int | None = None, large_rows: int = LARGE_ROWS) -> None:
-        self.path, self.threads, self.large_rows = path, intra_threads or threads(), large_rows
-        self.small = open_session(path, 1)
+    def __init__(
+        self,
+        path: Path,
+        intra_threads: int | None = None,
+        large_rows: int = LARGE_ROWS,
+        digest: str | None = None,
+    ) -> None:
+        self.path, self.threads, self.large_rows, self.digest = (
+            path,
+            intra_threads or threads(),
+            large_rows,
+            digest,
+        )
+        self.small = open_session(path, 1, digest)
         self._large: Any = None
         self._lock = threading.Lock()
 
@@ -67,7 +97,7 @@ class Graph:
             return self.small
         with self._lock:
             if self._large is None:
-                self._large = open_session(self.path, self.threads)
+                self._large = open_session(self.path, self.threads, self.digest)
         return self._large
 
     def run(
@@ -86,7 +116,13 @@ def sessions(
     if variant not in manifest.graphs:
         manifest.graph(variant, "")  # raises, naming the variants there are
     return {
-        role: Graph(manifest.file(name), intra_threads, large_rows)
+        # a verified checksum names the optimized graph kept in ``runtime.cache``; an unverified one cannot
+        role: Graph(
+            manifest.file(name),
+            intra_threads,
+            large_rows,
+            manifest.files[name] if manifest.verified else None,
+        )
         for role, name in manifest.graphs[variant].items()
     }
 

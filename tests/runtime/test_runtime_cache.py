@@ -1,0 +1,69 @@
+"""The runtime's cache (``attnkit.runtime.cache``): verified checksums remembered by file identity, and
+onnxruntime's optimized graphs read back on later starts, with the same translations as without it; a
+changed file is hashed again (and refused), a damaged cache entry is rebuilt."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from attnkit.errors import ExportError
+from attnkit.pretrained import find_export
+from attnkit.runtime import cache
+from attnkit.runtime.seq2seq import OnnxTranslator
+
+SENTENCES = ["The cat sits on the mat.", "Where is the station?", "I would like a cup of coffee."]
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_HOME", str(tmp_path / "home"))
+    cache._memory.clear()
+    yield tmp_path / "home" / "runtime"
+    cache._memory.clear()
+
+
+def _translate(folder, int8=False):
+    return [r.translation for r in OnnxTranslator.from_export(folder, int8=int8).translate(SENTENCES, beam=5)]
+
+
+def test_cached_graphs_translate_exactly_as_the_graphs_themselves(home, monkeypatch):
+    folder = find_export("enfr-rnn")
+    monkeypatch.setenv("ATTNKIT_RUNTIME_CACHE", "0")
+    plain = _translate(folder, int8=True)
+    assert not home.exists()
+    monkeypatch.setenv("ATTNKIT_RUNTIME_CACHE", "1")
+    first = _translate(folder, int8=True)  # optimizes and keeps the graphs
+    kept = sorted((home / "graphs").glob("*.onnx"))
+    assert len(kept) == 2 and (home / "checksums.json").is_file()
+    stamps = [p.stat().st_mtime_ns for p in kept]
+    opened = []
+    import onnxruntime as ort
+
+    real = ort.InferenceSession
+    monkeypatch.setattr(ort, "InferenceSession", lambda path, *a, **k: opened.append(path) or real(path, *a, **k))
+    second = _translate(folder, int8=True)  # reads them back
+    assert plain == first == second
+    assert sorted(opened) == sorted(str(p) for p in kept)
+    assert [p.stat().st_mtime_ns for p in kept] == stamps
+
+
+def test_a_changed_file_is_hashed_again_and_refused(home, tmp_path):
+    folder = tmp_path / "export"
+    shutil.copytree(find_export("enfr-rnn"), folder)
+    _translate(folder, int8=True)
+    graph = folder / "step.int8.onnx"
+    data = bytearray(graph.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    graph.write_bytes(bytes(data))
+    with pytest.raises(ExportError, match="step.int8.onnx: checksum does not match"):
+        _translate(folder, int8=True)
+
+
+def test_a_damaged_cache_entry_is_rebuilt(home):
+    folder = find_export("enfr-rnn")
+    expected = _translate(folder, int8=True)
+    for kept in (home / "graphs").glob("*.onnx"):
+        kept.write_bytes(b"not a graph")
+    assert _translate(folder, int8=True) == expected
