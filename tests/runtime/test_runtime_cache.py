@@ -42,7 +42,12 @@ def test_cached_graphs_translate_exactly_as_the_graphs_themselves(home, monkeypa
     import onnxruntime as ort
 
     real = ort.InferenceSession
-    monkeypatch.setattr(ort, "InferenceSession", lambda path, *a, **k: opened.append(path) or real(path, *a, **k))
+
+    def spy(path, *args, **kwargs):
+        opened.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", spy)
     second = _translate(folder, int8=True)  # reads them back
     assert plain == first == second
     assert sorted(opened) == sorted(str(p) for p in kept)
