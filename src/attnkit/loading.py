@@ -45,6 +45,10 @@ def resolve_reference(
     name = str(path_or_name) if path_or_name is not None else DEFAULTS[task or "translation"]
     found = record(name)
     task = found.task if found is not None else task
+    if found is not None and task == "generation":  # a shipped Hugging Face folder (the causal LM)
+        from . import store
+
+        return Reference(name, task, "hf", str(store.folder("pretrained", name)))
     hf = _hugging_face(path_or_name, backend, int8)
     if hf:  # hf_task says "translation" for any architecture it does not recognise: the classifier's
         # loader names what a folder given to classify lacks

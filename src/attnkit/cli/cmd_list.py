@@ -24,7 +24,7 @@ def _variants(folder: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from .. import store
     from ..names import MODELS, SCORERS
-    from ..pretrained import DEFAULTS, find_export, shipped
+    from ..pretrained import DEFAULTS, RECORDS, find_export, shipped
 
     info = {
         "scorers": list(SCORERS),
@@ -32,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
         "shipped": {name: str(path) for name, path in shipped().items()},
         "defaults": DEFAULTS,
         "exports": [name for name in shipped() if find_export(name) is not None],
+        # shipped Hugging Face folders (no checkpoint): the causal LM that attnkit inspect reads
+        "language_models": [
+            n for n, r in RECORDS.items() if r.task == "generation" and store.local("pretrained", n) is not None
+        ],
     }
     info["fetchable"] = [
         name for kind in store.KINDS for name in store.names(kind) if store.local(kind, name) is None
@@ -45,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     print("scorers:  " + ", ".join(info["scorers"]))
     print("models:   " + ", ".join(info["models"]))
     print("shipped:  " + (", ".join(info["shipped"]) or "none") + " (installed)")
+    if info["language_models"]:
+        print("language models (attnkit inspect): " + ", ".join(info["language_models"]))
     if info["fetchable"]:
         print("fetchable: " + ", ".join(info["fetchable"]))
         print(f"  (attnkit fetch NAME --from SOURCE: into {info['cache']})")

@@ -79,6 +79,8 @@ RECORDS: dict[str, Record] = {
         Record("deen-rnn", "translation", ("de", "en"), align=AlignDefaults("ende-transformer")),
         Record("reviews-han", "classification", defaults=("classification",)),
         Record("digits-captioner", "captioning", defaults=("captioning",)),
+        # a Llama-architecture causal LM in Hugging Face format (scripts/train_causal_lm.py): attnkit inspect
+        Record("enfr-llama", "generation", defaults=("generation",)),
     )
 }
 
@@ -111,4 +113,4 @@ def check_records() -> None:
                 continue
             other = RECORDS[partner]
             assert r.languages and other.languages == r.languages[::-1], (r.name, partner)
-    assert sorted(DEFAULTS) == ["alignment", "captioning", "classification", "translation"]
+    assert sorted(DEFAULTS) == ["alignment", "captioning", "classification", "generation", "translation"]
