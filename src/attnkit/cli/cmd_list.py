@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
         "exports": [name for name in shipped() if find_export(name) is not None],
         # shipped Hugging Face folders (no checkpoint): the causal LM that attnkit inspect reads
         "language_models": [
-            n for n, r in RECORDS.items() if r.task == "generation" and store.local("pretrained", n) is not None
+            n
+            for n, r in RECORDS.items()
+            if r.task == "generation" and store.local("pretrained", n) is not None
         ],
     }
     info["fetchable"] = [
