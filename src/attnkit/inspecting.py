@@ -56,7 +56,7 @@ def parse_indices(spec: str | None, n: int, what: str, default: list[int]) -> li
 
 def _positions(model: Any) -> int:
     config = model.config
-    for name in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+    for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "max_seq_len"):
         if getattr(config, name, None):
             return int(getattr(config, name))
     return 1 << 30

@@ -1,5 +1,6 @@
 """Tiny decoder-only models of each family transformers has (GPT-2, Llama, Mistral with a sliding window,
-Qwen2, Gemma, Gemma2 with soft-capping and alternating sliding layers, Phi with partial rotary, Phi3),
+Qwen2, Gemma, Gemma2 with soft-capping and alternating sliding layers, Phi with partial rotary, Bloom and
+MPT with ALiBi, Phi3),
 built offline from their configs with one byte-level BPE trained here, random weights (seeded), saved with
 ``save_pretrained``. What the tests check is attention arithmetic, not fluency."""
 
@@ -45,6 +46,18 @@ FAMILIES = {
         },
     ),
     "phi": ("PhiConfig", "PhiForCausalLM", {**COMMON, "intermediate_size": 64, "partial_rotary_factor": 0.5}),
+    "bloom": ("BloomConfig", "BloomForCausalLM", {"hidden_size": 32, "n_layer": 2, "n_head": 4}),  # ALiBi
+    "mpt": (  # ALiBi, clipped q/k/v
+        "MptConfig",
+        "MptForCausalLM",
+        {
+            "d_model": 32,
+            "n_layers": 2,
+            "n_heads": 4,
+            "max_seq_len": 256,
+            "attn_config": {"alibi": True, "clip_qkv": 6.0},
+        },
+    ),
     "phi3": (
         "Phi3Config",
         "Phi3ForCausalLM",
@@ -85,7 +98,10 @@ def build(family: str, folder: Path) -> Path:
     model = getattr(transformers, model_name)(config)
     with torch.no_grad():  # larger query/key weights than the init's: peaked rows, a sharper test
         for name, p in model.named_parameters():
-            if any(k in name for k in ("q_proj", "k_proj", "c_attn")) and p.dim() == 2:
+            if (
+                any(k in name for k in ("q_proj", "k_proj", "c_attn", "query_key_value", "Wqkv"))
+                and p.dim() == 2
+            ):
                 p.mul_(4.0)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)

@@ -24,15 +24,15 @@ GRAD_ROWS = 64
 
 
 def rollout_rows(qk: list[Any], rows: list[int], length: int) -> np.ndarray:
-    """qk: per layer (queries, keys, scaling, window, softcap) as ``capture.Recorder.qk`` keeps them."""
+    """qk: per layer (queries, keys, scoring) as ``capture.Recorder.qk`` keeps them."""
     import torch
 
     from .capture import mean_rows_product
 
     vectors = torch.zeros(len(rows), length, dtype=torch.float64)
     vectors[torch.arange(len(rows)), torch.tensor(rows)] = 1.0
-    for query, key, scaling, window, softcap in reversed(qk):
-        mixed = mean_rows_product(vectors, query, key, scaling, window, softcap)
+    for query, key, how in reversed(qk):
+        mixed = mean_rows_product(vectors, query, key, how)
         vectors = 0.5 * mixed + 0.5 * vectors
     return vectors.numpy().astype(np.float32)
 
