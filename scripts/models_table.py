@@ -61,6 +61,8 @@ def table() -> str:
         "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for path in sorted(PRETRAINED.glob("*/training_report.json")):
+        if not (path.parent / "model.pt").is_file():  # enfr-llama: a Hugging Face folder, docs/long-context.md
+            continue
         lines.append(row(path.parent.name, json.loads(path.read_text())))
     lines.append(PEER)
     return "\n".join(lines)
