@@ -74,5 +74,8 @@ def test_the_context_page_inspects_a_text(server, browser):
     card = page.wait_for_selector(".context-card")
     assert "tiny-llama" in card.query_selector(".source").inner_text()
     assert len(card.query_selector_all("rect.role-cell")) == 2 * 4
+    card.query_selector(".ctx-tok[data-index='3']").click()  # not captured: the page asks for its row
+    page.wait_for_function("c => (c.dataset.drawn || '').includes('/3/')", arg=card, timeout=30000)
+    assert "row of token 3" in card.query_selector(".view-title").inner_text()
     page.close()
     assert errors == []

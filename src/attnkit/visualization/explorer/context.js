@@ -98,7 +98,9 @@ function roleLegend() {
     el("span", { class: "legend-item" }, el("span", { class: "swatch", style: `background: ${colour}` }), ` ${role}`)));
 }
 
-function showContext(data) {
+function showContext(data, fetchRow) {
+  // fetchRow(i, layer): the served page's way to capture a token's row on click (a promise of
+  // {layer, head, rows, weights} items); a saved page has none and says which --rows to add
   const box = document.getElementById("context-results");
   const card = el("article", { class: "card context-card" });
   const first = data.captured[0] || { layer: data.layers - 1, head: 0 };
@@ -111,11 +113,20 @@ function showContext(data) {
   const title = el("p", { class: "view-title" }), note = el("p", { class: "score context-note" });
   const body = el("div", { class: "context-body" });
   card.append(el("div", { class: "row" }, el("label", {}, "layer ", layerSelect), el("label", {}, "scale ", scaleSelect), el("label", {}, "map ", mapSelect)), title, note, body);
-  const pickToken = (i) => {
+  const pickToken = async (i) => {
     choice.picked = i;
     const layer = choice.layer === "all" ? first.layer : choice.layer;
-    const hit = data.captured.find((c) => c.layer === layer && c.head === choice.head && c.rows.includes(i))
+    const find = () => data.captured.find((c) => c.layer === layer && c.head === choice.head && c.rows.includes(i))
       || data.captured.find((c) => c.layer === layer && c.rows.includes(i));
+    if (!find() && fetchRow) {
+      note.textContent = `capturing the row of token ${i}\u2026`;
+      try {
+        data.captured.push(...await fetchRow(i, layer));
+      } catch (e) {
+        note.textContent = e.message;
+      }
+    }
+    const hit = find();
     choice.row = hit ? i : null;
     if (hit) { choice.layer = hit.layer; choice.head = hit.head; layerSelect.value = String(hit.layer); }
     note.textContent = hit ? "" : `token ${i} (${display(data.tokens[i])}): its row was not captured; captured rows: ${[...new Set(data.captured.flatMap((c) => c.rows))].slice(0, 12).join(", ")} (attnkit inspect --rows ${i})`;

@@ -666,7 +666,9 @@ function wireForms() {
       text: document.getElementById("context-input").value, model: document.getElementById("context-model").value || undefined,
       rows: document.getElementById("context-rows").value || undefined, maps: map ? [map] : [],
     };
-    busy(event.target, api("/api/inspect", body).then((data) => showContext(data.result)));
+    // a click on a token whose row was not captured asks for it: the same text, that row, every head
+    const fetchRow = async (i, layer) => (await api("/api/inspect", { ...body, rows: String(i), layers: String(layer), heads: undefined, maps: [] })).result.captured;
+    busy(event.target, api("/api/inspect", body).then((data) => showContext(data.result, fetchRow)));
   });
   [["align-src-file", "align-src"], ["align-tgt-file", "align-tgt"], ["align-gold-file", "align-gold"]].forEach(([file, area]) => {
     document.getElementById(file).addEventListener("change", async (event) => {
