@@ -161,3 +161,26 @@ def test_compare_refuses_models_of_different_directions_and_outputs_over_inputs(
         page.split('<script id="attnkit-data" type="application/json">', 1)[1].split("</script>", 1)[0]
     )
     assert data["view"] == "compare" and [item["source"] for item in data["items"]] == [CAT]
+
+
+def test_every_view_has_a_static_picture_for_untrusted_notebooks():
+    """Where a notebook strips the frame, an image stays: classification, alignment and heads too."""
+    classifier = attnkit.load("reviews-han")
+    [review] = classifier.classify(["Runs small. Returned it. Love the colour though."])
+    report = attnkit.align(["the cat sits"], ["le chat est assis"], model="enfr-rnn", reverse_model="none")
+    rows = [
+        {"part": p, "layer": 0, "head": h, "delta_bleu": -1.0 * h, "delta_loss": 0.1, "confidence": 0.5}
+        for p in ("encoder", "decoder", "cross")
+        for h in range(2)
+    ]
+    heads = {
+        "heads": rows,
+        "baseline": {"bleu": 30.0, "loss": 1.0},
+        "sinks": {},
+        "beam": 1,
+        "pruning": [{"pruned": 0, "share": 0.0, "bleu": 30.0, "loss": 1.0}],
+    }
+    for shown in (show(review, model=classifier), show(report), show(heads)):
+        assert 'src="data:image/png;base64,' in shown._repr_html_()
+    thin = {"heads": [], "pruning": [], "baseline": {}, "sinks": {}}
+    assert "data:image/png" not in show(thin)._repr_html_()  # nothing to draw: the line only

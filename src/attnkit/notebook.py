@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import AttnkitError, UsageError
 
 MAX_PAYLOAD = 1_500_000  # bytes of JSON data in one view (a 30-token sentence with layers: ~60 KB)
 VIEWS = ("matrix", "head", "model")  # translation views (head and model need a Transformer's layers)
@@ -99,7 +99,7 @@ def show(x: Any, view: str | None = None, model: Any = None) -> View:
     if view is not None and view not in VIEWS:
         raise UsageError(f"view {view!r}: valid views are {', '.join(VIEWS)}")
     if isinstance(x, dict) and "heads" in x and "pruning" in x:
-        return View({"view": "heads", "report": x}, 700)
+        return View({"view": "heads", "report": x}, 700, _picture("heads:heads_figure", x))
     if not items or len(kinds) != 1:
         raise UsageError(f"show takes {ACCEPTS}; got {_describe(x)}")
     first = items[0]
@@ -169,6 +169,25 @@ def _heatmap(result: Any) -> str | None:
     return _png(attention_figure(result.attention, result.source_tokens, result.target_tokens))
 
 
+def _picture(figure: str, x: Any) -> Any:
+    """A ``View.picture``: ``attnkit.visualization.<figure>`` of ``x`` as a PNG, None without matplotlib."""
+
+    def picture() -> str | None:
+        from .names import resolve
+
+        try:
+            return _png(resolve(f"attnkit.visualization.{figure}")(x))
+        except (
+            ImportError,
+            AttnkitError,
+            ValueError,
+            KeyError,
+        ):  # no matplotlib, or a report too thin to draw
+            return None
+
+    return picture
+
+
 def _png(figure: Any) -> str:
     import base64
     import io
@@ -207,7 +226,7 @@ def _classifications(items: Sequence[Any], model: Any) -> View:
     limits = {"max_sentences": 10**6, "max_words": 10**6}
     height = min(240 + 90 * max(len(r["sentences"]) for r in rows), 1200)  # one card at a time
     data = {"view": "classify", "results": rows, "prior": prior, "limits": limits, "picker": len(rows) > 1}
-    return View(data, height)
+    return View(data, height, _picture("pictures:classification_figure", items[0]))
 
 
 def _captions(items: Sequence[Any]) -> View:
@@ -236,7 +255,8 @@ def _alignment(report: Any) -> View:
     summary = report.summary()
     score = {k: summary[k] for k in ("aer", "precision", "recall")} if summary else None
     rows = report.rows()
-    return View({"view": "align", "results": rows, "score": score}, min(80 + 170 * len(rows), 1200))
+    picture = _picture("pictures:links_figure", rows[0]) if rows else None
+    return View({"view": "align", "results": rows, "score": score}, min(80 + 170 * len(rows), 1200), picture)
 
 
 def _context(result: Any) -> View:

@@ -1,0 +1,45 @@
+"""Static pictures of the views that have no figure of their own, for a notebook whose HTML is stripped
+(an untrusted notebook keeps an ``<img>``, not the interactive frame): a classification's decision and
+weights, and an alignment's links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure  # never pyplot: no global backend or figure registry
+
+from .heatmap import attention_figure
+
+
+def classification_figure(result: Any, most_words: int = 12) -> Figure:
+    """The label's probabilities, each sentence's weight and the words that weigh most (weight x their
+    sentence's), of one ``Classification``."""
+    fig = Figure(figsize=(10, 3.2))
+    left, middle, right = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.2, 1.6]})
+    labels = list(result.probabilities)
+    left.barh(labels, [result.probabilities[c] for c in labels], color="#2166ac")
+    left.set_title(f"decision: {result.label}", fontsize=10)
+    left.set_xlim(0, 1)
+    weights = list(result.sentence_weights)
+    middle.barh([f"sentence {j + 1}" for j in range(len(weights))][::-1], weights[::-1], color="#2166ac")
+    middle.set_title("sentence weights", fontsize=10)
+    scored = [
+        (w * sw, word)
+        for words, ws, sw in zip(result.sentences, result.word_weights, weights)
+        for word, w in zip(words, ws)
+    ]
+    top = sorted(scored, reverse=True)[:most_words][::-1]
+    right.barh([f"{word}" for _, word in top], [v for v, _ in top], color="#d64524")
+    right.set_title("words (weight x sentence weight)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def links_figure(row: dict[str, Any]) -> Figure:
+    """One aligned pair's links (an ``AlignmentReport.rows()`` item) as a target x source grid, 1 = linked."""
+    source, target = row["source_words"], row["target_words"]
+    grid = np.zeros((len(target), len(source)))
+    for s, t in row["links"]:
+        grid[t, s] = 1.0
+    return attention_figure(grid, source, target, values=False, title="links (first pair)", label="link")
