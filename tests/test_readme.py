@@ -15,7 +15,7 @@ from pathlib import Path
 from attnkit.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN = {"translate", "classify", "align", "data", "list", "caption", "plot"}  # quick enough to run here
+RUN = {"translate", "classify", "align", "data", "list", "caption", "plot", "inspect"}  # quick enough here
 FIRST_RUN_ONLY = {"export"}  # run once: writes a folder the later lines read
 
 
@@ -59,7 +59,7 @@ def test_every_readme_command_runs_as_written(tmp_path, monkeypatch, capsys):
         else:
             argv = shlex.split(_expand(line))[1:]
         args = parser.parse_args(argv)  # exits 2 on an option the CLI does not have
-        for flag in ("src", "tgt", "ref", "data", "gold"):
+        for flag in ("src", "tgt", "ref", "data", "gold", "file"):
             value = getattr(args, flag, None)
             assert value is None or ":" in str(value) or Path(value).exists(), (line, flag, value)
         if args.command in RUN | FIRST_RUN_ONLY and not (args.command == "align" and "--gold" in argv):
