@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .links import AERScore, Links, aer, align, pharaoh, symmetrize, word_matrices
+from .links import AERScore, Links, aer, align, pharaoh, soft_matrix, symmetrize, word_matrices
 
 Gold = tuple[Sequence[Links], Sequence[Links]]  # (sure, possible), possible including sure
 
@@ -56,6 +56,8 @@ class AlignmentReport:
     links: list[Links]
     gold: Gold | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    # per pair, the soft matrix the links were read from (target words x source words; ``links.soft_matrix``)
+    probabilities: list[np.ndarray] | None = None
 
     def _repr_html_(self) -> str:
         """How a notebook shows it: the explorer's view, offline (``attnkit.notebook``)."""
@@ -87,6 +89,19 @@ class AlignmentReport:
     def pharaoh(self) -> list[str]:
         """One line of ``i-j`` links per pair."""
         return [pharaoh(found) for found in self.links]
+
+    def naacl(self) -> list[str]:
+        """NAACL/WPT lines ``SENT SRC TGT S``, 1-based, every link as sure."""
+        return [f"{i} {s + 1} {t + 1} S" for i, found in enumerate(self.links, 1) for s, t in sorted(found)]
+
+    def json_rows(self, probabilities: bool = False) -> list[dict[str, Any]]:
+        """Per pair: words, 0-based [source, target] links and, on request, the probabilities (T x S)."""
+        out = []
+        for i, row in enumerate(self.rows()):
+            if probabilities and self.probabilities is not None:
+                row["probabilities"] = np.round(self.probabilities[i].astype(np.float64), 4).tolist()
+            out.append(row)
+        return out
 
     def rows(self) -> list[dict[str, Any]]:
         """Per pair: words, sorted links and, with gold, each link's status and the sure links missed."""
@@ -139,9 +154,13 @@ def align_corpus(
         matrices = corpus_matrices(translator, sources, targets, reverse, scores, layer, heads, shift)
     links = corpus_links(matrices, method, threshold, how)
     two_way = matrices.backward is not None
+    if matrices.backward is None:
+        soft = list(matrices.forward)
+    else:
+        soft = [soft_matrix(f, b) for f, b in zip(matrices.forward, matrices.backward)]
     settings: dict[str, Any] = {"method": method, "scores": scores, "symmetrize": how if two_way else None}
     settings.update(shift=shift, layer=layer, heads=list(heads) if heads else None)
-    return AlignmentReport(sources, targets, links, gold, settings)
+    return AlignmentReport(sources, targets, links, gold, settings, soft)
 
 
 def aer_interval(

@@ -202,6 +202,16 @@ def _unaligned(point: tuple[int, int], links: Links) -> bool:
     return all(s != point[0] for s, _ in links) or all(t != point[1] for _, t in links)
 
 
+def soft_matrix(forward: np.ndarray, backward: np.ndarray | None) -> np.ndarray:
+    """The alignment probabilities of one pair, target words x source words: the forward model's word
+    matrix, or with a reverse model the mean of both directions over the words both read (what 'mean'
+    symmetrization links)."""
+    if backward is None:
+        return forward
+    rows, cols = min(forward.shape[0], backward.shape[1]), min(forward.shape[1], backward.shape[0])
+    return (forward[:rows, :cols] + backward[:cols, :rows].T) / 2
+
+
 def symmetrize(
     forward: np.ndarray, backward: np.ndarray, how: str, method: str = "argmax", threshold: float = 0.3
 ) -> Links:
@@ -211,10 +221,10 @@ def symmetrize(
     direction's ``method`` links."""
     if how not in SYMMETRIZE:
         raise UsageError(f"unknown symmetrization {how!r}; valid: {', '.join(SYMMETRIZE)}")
+    if how == "mean":
+        return align(soft_matrix(forward, backward), method, threshold)
     rows, cols = min(forward.shape[0], backward.shape[1]), min(forward.shape[1], backward.shape[0])
     forward, backward = forward[:rows, :cols], backward[:cols, :rows]  # words both models read
-    if how == "mean":
-        return align((forward + backward.T) / 2, method, threshold)
     one, other = align(forward, method, threshold), transpose(align(backward, method, threshold))
     if how == "intersection":
         return one & other

@@ -76,6 +76,19 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--adapt-lr", type=float, default=3e-4, help="learning rate of --adapt (constant)")
     p.add_argument("--json", action="store_true", help="print the AER report (with --gold) as JSON")
+    p.add_argument(
+        "--format",
+        choices=("pharaoh", "naacl", "json"),
+        default="pharaoh",
+        help="links without --gold: pharaoh (0-based 'src-tgt' per pair, default), naacl ('SENT SRC TGT S', "
+        "1-based), json (one object per pair: words and links)",
+    )
+    p.add_argument(
+        "--probabilities",
+        action="store_true",
+        help="with --format json: each pair's alignment probabilities, target words x source words (the "
+        "matrix the links are read from; with a reverse model both directions' mean)",
+    )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
     p.set_defaults(run=run)
@@ -91,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.src} has no sentences to align")
     if args.adapt < 0:
         raise UsageError(f"--adapt: expected a number of steps >= 0, got {args.adapt}")
+    if args.probabilities and args.format != "json":
+        raise UsageError("--probabilities: the matrices are written with --format json")
     args.gold_links = _gold(args.gold, sources, targets) if args.gold else None  # checked before any work
     _choose_defaults(args)
     if not args.adapt:
@@ -170,7 +185,11 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
     options = {k: v for k, v in _settings(args).items() if k not in ("scores", "method", "how", "gold")}
     report = run(settings, translator, reverse, sources, targets, args.gold_links, heads=heads, **options)
     if args.gold is None:
-        print("\n".join(report.pharaoh()))
+        if args.format == "json":
+            rows = report.json_rows(args.probabilities)
+            print("\n".join(json_text(row, ensure_ascii=False) for row in rows))
+        else:
+            print("\n".join(report.naacl() if args.format == "naacl" else report.pharaoh()))
         return 0
     _print(args, report.summary())
     return 0
