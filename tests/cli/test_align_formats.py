@@ -51,3 +51,13 @@ def test_the_three_formats_carry_the_same_links_and_the_matrix_they_came_from(pa
 def test_probabilities_need_the_json_format(pair, capsys):
     assert main(["align", *pair, "--probabilities"]) == 2
     assert "--probabilities: the matrices are written with --format json" in capsys.readouterr().err
+
+
+def test_the_probabilities_are_drawn_with_the_links_outlined(pair, tmp_path, capsys):
+    picture = tmp_path / "probabilities.png"
+    assert main(["align", *pair, "--plot", str(picture)]) == 0
+    assert picture.read_bytes().startswith(b"\x89PNG") and "drawn to" in capsys.readouterr().err
+    assert main(["align", *pair, "--plot", str(tmp_path / "x.bmp")]) == 2
+    assert "unknown image format 'bmp'" in capsys.readouterr().err
+    assert main(["align", *pair, "--plot", pair[1]]) == 2  # the source file itself: refused, kept
+    assert (tmp_path / "s.en").read_text().startswith("the cat")

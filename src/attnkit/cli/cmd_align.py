@@ -84,6 +84,11 @@ def add_parser(sub: Any, name: str) -> None:
         "1-based), json (one object per pair: words and links)",
     )
     p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="the first pair's alignment probabilities as a heatmap, its links outlined (PNG, SVG or PDF)",
+    )
+    p.add_argument(
         "--probabilities",
         action="store_true",
         help="with --format json: each pair's alignment probabilities, target words x source words (the "
@@ -106,6 +111,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--adapt: expected a number of steps >= 0, got {args.adapt}")
     if args.probabilities and args.format != "json":
         raise UsageError("--probabilities: the matrices are written with --format json")
+    if args.plot is not None:
+        from ..files import refuse_overwrite
+        from ..visualization.heatmap import check_path
+
+        check_path(args.plot)
+        refuse_overwrite(args.plot, {"--src": args.src, "--tgt": args.tgt, "--gold": args.gold}, "--plot")
     args.gold_links = _gold(args.gold, sources, targets) if args.gold else None  # checked before any work
     _choose_defaults(args)
     if not args.adapt:
@@ -184,6 +195,13 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
     settings = AlignSettings(args.model, args.reverse_model, args.scores, args.method, args.symmetrize)
     options = {k: v for k, v in _settings(args).items() if k not in ("scores", "method", "how", "gold")}
     report = run(settings, translator, reverse, sources, targets, args.gold_links, heads=heads, **options)
+    if args.plot is not None and report.probabilities:
+        from ..log import log
+        from ..visualization.heatmap import save_figure
+        from ..visualization.pictures import probabilities_figure
+
+        save_figure(probabilities_figure(report.rows()[0], report.probabilities[0]), args.plot)
+        log.info(f"alignment probabilities of the first pair drawn to {args.plot}")
     if args.gold is None:
         if args.format == "json":
             rows = report.json_rows(args.probabilities)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure  # never pyplot: no global backend or figure registry
+from matplotlib.patches import Rectangle
 
 from .heatmap import attention_figure
 
@@ -33,6 +34,19 @@ def classification_figure(result: Any, most_words: int = 12) -> Figure:
     right.barh([f"{word}" for _, word in top], [v for v, _ in top], color="#d64524")
     right.set_title("words (weight x sentence weight)", fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def probabilities_figure(row: dict[str, Any], probabilities: np.ndarray) -> Figure:
+    """One pair's alignment probabilities (target words x source words) with its links outlined."""
+    rows, cols = probabilities.shape  # the words both directions read (a long pair may be cut)
+    source, target = row["source_words"][:cols], row["target_words"][:rows]
+    fig = attention_figure(
+        probabilities, source, target, title="alignment probabilities (links outlined)", label="probability"
+    )
+    ax = fig.axes[0]
+    for s, t in (link for link in row["links"] if link[0] < cols and link[1] < rows):
+        ax.add_patch(Rectangle((s - 0.5, t - 0.5), 1, 1, fill=False, edgecolor="#2166ac", linewidth=2))
     return fig
 
 
