@@ -72,3 +72,26 @@ def test_a_damaged_cache_entry_is_rebuilt(home):
     for kept in (home / "graphs").glob("*.onnx"):
         kept.write_bytes(b"not a graph")
     assert _translate(folder, int8=True) == expected
+
+
+def test_a_cache_that_cannot_be_written_is_skipped(home, monkeypatch):
+    """onnxruntime failing to write the optimized graph (a full disk): the graph runs without the cache,
+    with the same translations; a cache folder that cannot be made is skipped too."""
+    folder = find_export("enfr-rnn")
+    expected = _translate(folder, int8=True)
+    for kept in (home / "graphs").glob("*.onnx"):
+        kept.unlink()
+    nowhere = home / "missing" / "folder" / "graph.onnx"
+
+    def unwritable(options, target):
+        options.optimized_model_filepath = str(nowhere)
+        return nowhere
+
+    monkeypatch.setattr(cache, "save_optimized", unwritable)
+    assert _translate(folder, int8=True) == expected and not nowhere.exists()
+    monkeypatch.undo()
+    cache._memory.clear()
+    monkeypatch.setenv("ATTNKIT_HOME", str(home.parent / "elsewhere"))
+    (home.parent / "elsewhere" / "runtime").mkdir(parents=True)
+    (home.parent / "elsewhere" / "runtime" / "graphs").write_text("a file where the folder should be")
+    assert _translate(folder, int8=True) == expected

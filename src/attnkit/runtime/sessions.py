@@ -62,6 +62,9 @@ def open_session(path: Path, intra_threads: int | None = None, digest: str | Non
         if source != path:  # a damaged cache entry: the graph itself, optimized afresh
             kept.unlink(missing_ok=True)  # type: ignore[union-attr]
             return open_session(path, intra_threads)
+        if temporary is not None:  # saving the optimized graph failed (a full disk?): run without the cache
+            temporary.unlink(missing_ok=True)
+            return open_session(path, intra_threads)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ExportError(f"{path}: onnxruntime cannot load this graph ({first[:200]})") from None
     if temporary is not None and temporary.is_file():
