@@ -38,7 +38,7 @@ def test_the_api_answers_what_attnkit_inspect_answers(server):
     result = answer.json()["result"]
     assert len(result["received"]) == 2 and result["captured"][0]["head"] == 1
     assert set(result["maps"]) == {"rollout"} and len(result["maps"]["rollout"]["rows"]) == 3
-    assert "/" not in answer.json()["model"]  # a name, never the server's path
+    assert answer.json()["model"] == result["model"] == "tiny-llama"  # a name, never the server's path
 
 
 @pytest.mark.parametrize(

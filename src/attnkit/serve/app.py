@@ -253,6 +253,7 @@ class Explorer:
                 lm, text, maps=maps, layers=specs["layers"], heads=specs["heads"], rows=specs["rows"]
             ).to_json(digits=5),
         )
+        result["model"] = model.name  # the name it is served under, never the server's path
         return {"model": model.name, "result": result}
 
     async def align(self, request: Request) -> dict[str, Any]:
