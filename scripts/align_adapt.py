@@ -53,10 +53,11 @@ def finetune(out: Path, name: str, src: Path, tgt: Path, dev: list[Path], args: 
     return subprocess.Popen([str(BIN / "attnkit"), "train", str(path)], stdout=log, stderr=subprocess.STDOUT)
 
 
-def aer(forward: str, reverse: str, hansards: Path, split: str) -> dict:
+def aer(forward: str, reverse: str, hansards: Path, split: str, scores: str = "attention") -> dict:
     """``attnkit align`` with the method chosen before (mean of both directions, intersect)."""
     argv = [str(BIN / "attnkit"), "--quiet", "align", "--model", forward, "--reverse-model", reverse]
     argv += ["--symmetrize", "mean", "--method", "intersect", "--backend", "torch", "--json"]
+    argv += ["--scores", scores]
     files = [hansards / f"{split}.en-fr.{x}" for x in ("en", "fr", "naacl")]
     argv += ["--src", str(files[0]), "--tgt", str(files[1]), "--gold", str(files[2])]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
@@ -77,6 +78,8 @@ def main() -> None:
     parser.add_argument("--hansards", type=Path, required=True)
     parser.add_argument("--steps", default="25,50,100,200")
     parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--scores", default="attention", help="attention or grad (read on trial)")
+    parser.add_argument("--trial-only", action="store_true", help="choose on trial; never read test")
     args = parser.parse_args()
     args.steps = [int(s) for s in args.steps.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -91,12 +94,15 @@ def main() -> None:
         sys.exit(f"fine-tuning failed: see {args.out}/*.log")
     minutes = (time.perf_counter() - start) / 60
     rows = [
-        {"step": s, "trial": aer(*checkpoints(args.out, s), args.hansards, "trial")} for s in [0, *args.steps]
+        {"step": s, "trial": aer(*checkpoints(args.out, s), args.hansards, "trial", args.scores)}
+        for s in [0, *args.steps]
     ]
     for row in rows:
         print(f"step {row['step']}: trial AER {row['trial']['aer']}", flush=True)
     best = min(rows, key=lambda r: r["trial"]["aer"])
-    test = aer(*checkpoints(args.out, best["step"]), args.hansards, "test")
+    if args.trial_only:
+        return
+    test = aer(*checkpoints(args.out, best["step"]), args.hansards, "test", args.scores)
     report = {"lr": args.lr, "finetune_minutes": round(minutes, 2), "trial": rows}
     report.update(chosen_step=best["step"], test=test)
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")

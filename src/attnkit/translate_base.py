@@ -210,12 +210,24 @@ class TranslatorBase:
         else:
             self.reranker.alpha = alpha
             found = self._translate(sentences, beam, batch_size, alpha, beam, max_ratio, max_extra)
-            found = [_cut(r, n_best) for r in self.reranker.rerank(found, self._source_read)]
+            found = self._rerank(sentences, found, batch_size, n_best)
         for r in found:
             for note in stop_notes(r, len(self.source_suffix), max_ratio, max_extra):
                 warnings.warn(f"{r.source[:40]!r}: {note}", stacklevel=2)
                 r.warnings.append(note)
         return found
+
+    def _rerank(self, sentences: Sequence[str], found: list[Any], batch_size: int, n_best: int) -> list[Any]:
+        """Each decoding batch's n-best lists reranked together (as decoded: a batch's scores depend on
+        that batch alone, so ``--engine ray``'s shards of whole batches give the same floats)."""
+        assert self.reranker is not None
+        order = self.decode_order(sentences)
+        out = list(found)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            for i, r in zip(chunk, self.reranker.rerank([found[i] for i in chunk], self._source_read)):
+                out[i] = _cut(r, n_best)
+        return out
 
     def _source_read(self, result: Translation) -> str:
         """The source as this model read it: the text itself, or for a source cut at ``max_source_tokens``
@@ -223,6 +235,15 @@ class TranslatorBase:
         if len(result.source_ids) < self.max_source_tokens:
             return result.source
         return self.tokenizer.decode(result.source_ids)
+
+    def decode_order(self, sentences: Sequence[str]) -> list[int]:
+        """The order ``translate`` decodes sentences in (shortest first, empty ones last): cut into
+        runs of ``batch_size``, these are its batches (``--engine ray`` shards the same way, so each
+        batch, and every float of its output, is the one a single process makes)."""
+        texts = [self.prepare(s) for s in sentences]
+        encoded = [self._encode(t, []) if t else [] for t in texts]
+        order = sorted((i for i, t in enumerate(texts) if t), key=lambda i: len(encoded[i]))
+        return order + [i for i, t in enumerate(texts) if not t]
 
     def _translate(
         self,

@@ -158,9 +158,22 @@ def align_corpus(
         soft = list(matrices.forward)
     else:
         soft = [soft_matrix(f, b) for f, b in zip(matrices.forward, matrices.backward)]
-    settings: dict[str, Any] = {"method": method, "scores": scores, "symmetrize": how if two_way else None}
-    settings.update(shift=shift, layer=layer, heads=list(heads) if heads else None)
+    settings = report_settings(method, scores, how if two_way else None, shift, layer, heads)
     return AlignmentReport(sources, targets, links, gold, settings, soft)
+
+
+def report_settings(
+    method: str,
+    scores: str,
+    symmetrize: str | None,
+    shift: int = 0,
+    layer: int | None = None,
+    heads: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """A report's ``settings``: how its links were made (``symmetrize`` None: one direction)."""
+    settings: dict[str, Any] = {"method": method, "scores": scores, "symmetrize": symmetrize}
+    settings.update(shift=shift, layer=layer, heads=list(heads) if heads else None)
+    return settings
 
 
 def aer_interval(

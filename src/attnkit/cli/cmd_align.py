@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..files import json_text
-from .options import add_backend
+from .options import add_backend, add_engine
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -96,11 +96,18 @@ def add_parser(sub: Any, name: str) -> None:
     )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
+    add_engine(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..data.parallel import read_lines
+    from ..engine.sharded import check_options
+
+    check_options(args)
+    if args.engine == "ray" and (args.adapt or args.search):
+        flag = "--adapt" if args.adapt else "--search"
+        raise UsageError(f"{flag} reads the whole input in one process: run it without --engine ray")
 
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
@@ -194,7 +201,40 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
         return _search(args, translator, sources, targets)
     settings = AlignSettings(args.model, args.reverse_model, args.scores, args.method, args.symmetrize)
     options = {k: v for k, v in _settings(args).items() if k not in ("scores", "method", "how", "gold")}
-    report = run(settings, translator, reverse, sources, targets, args.gold_links, heads=heads, **options)
+    if args.engine == "ray":
+        del translator, reverse  # checked here; each worker loads its own
+        report = _on_ray(args, settings, sources, targets, {**options, "heads": heads})
+    else:
+        report = run(settings, translator, reverse, sources, targets, args.gold_links, heads=heads, **options)
+    return _output(args, report)
+
+
+def _on_ray(
+    args: argparse.Namespace, settings: Any, sources: list[str], targets: list[str], options: dict[str, Any]
+) -> Any:
+    """The report the local run makes, its links (and probabilities) computed in shards on Ray."""
+    from dataclasses import asdict
+
+    import numpy as np
+
+    from ..alignment.aligner import AlignmentReport, report_settings
+    from ..engine.sharded import run_sharded
+
+    args.shard_size = -(-args.shard_size // 64) * 64  # whole batches of forced decoding: the same floats
+    job = {**options, "settings": asdict(settings), "backend": _backend(args), "device": args.device}
+    job["probabilities"] = bool(args.probabilities or args.plot)
+    outputs = run_sharded("align", job, [[s, t] for s, t in zip(sources, targets)], args)
+    links = [{(int(s), int(t)) for s, t in out["links"]} for out in outputs]
+    soft = None
+    if job["probabilities"]:
+        soft = [np.asarray(out["probabilities"], dtype=np.float64) for out in outputs]
+    how = args.symmetrize if args.reverse_model else None
+    shown = report_settings(args.method, args.scores, how, args.shift, args.layer, options["heads"])
+    return AlignmentReport(sources, targets, links, args.gold_links, shown, soft)
+
+
+def _output(args: argparse.Namespace, report: Any) -> int:
+    """What ``attnkit align`` writes of a report: the plot, the links or the AER summary."""
     if args.plot is not None and report.probabilities:
         from ..log import log
         from ..visualization.heatmap import save_figure

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..files import json_text
-from .options import add_backend, add_rerank, rerank_option
+from .options import add_backend, add_engine, add_rerank, rerank_option
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -26,16 +26,19 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
     add_rerank(p)
+    add_engine(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..api import load_translator
     from ..data.parallel import read_lines
+    from ..engine.sharded import check_options
     from ..evaluation.report import evaluate_translator
     from ..evaluation.speed import timed
     from ..files import atomic_write_text, refuse_overwrite
 
+    check_options(args)
     for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size)):
         if value < 1:
             raise UsageError(f"{flag} must be >= 1, got {value}")
@@ -60,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
             length_weight=args.length_weight,
         )
     )
-    report = evaluate_translator(translator, sources, references, args.beam, args.batch_size, load_seconds)
+    if args.engine == "ray":
+        report = _on_ray(args, translator, sources, references, rerank, load_seconds)
+    else:
+        report = evaluate_translator(
+            translator, sources, references, args.beam, args.batch_size, load_seconds
+        )
     hyps = report.pop("hypotheses")
     report["data"] = {"src": str(Path(args.src)), "ref": str(Path(args.ref))}
     # what ran: a shipped Transformer runs its int8-only export without --int8
@@ -92,3 +100,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"{'signature (BLEU)':22s} {report['signature']['bleu']}")
         print(f"{'signature (chrF)':22s} {report['signature']['chrf']}")
     return 0
+
+
+def _on_ray(
+    args: argparse.Namespace,
+    translator: Any,
+    sources: list[str],
+    references: list[str],
+    rerank: bool | str | None,
+    load_seconds: float,
+) -> dict[str, Any]:
+    """The report of translations made in shards on Ray: the same hypotheses and scores; speed is the
+    whole job's (workers' start included), memory this process's."""
+    from ..engine.sharded import run_in_order
+    from ..evaluation.report import build_report
+    from ..evaluation.speed import timed
+
+    keep = ("model", "int8", "device", "backend", "beam", "batch_size")
+    options = {k: getattr(args, k) for k in keep}
+    options.update(rerank=rerank, channel_weight=args.channel_weight, length_weight=args.length_weight)
+    outputs, seconds = timed(lambda: run_in_order("evaluate", options, sources, translator, args))
+    hyps = [out["translation"] for out in outputs]
+    total, rows = sum(out["entropy"][0] for out in outputs), sum(out["entropy"][1] for out in outputs)
+    entropy = total / rows if rows else 0.0
+    return build_report(
+        translator, hyps, references, entropy, seconds, load_seconds, args.beam, args.batch_size
+    )

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import UsageError
 from ..files import json_text
 from ..log import log
-from .options import add_backend, add_rerank, rerank_option
+from .options import add_backend, add_engine, add_rerank, rerank_option
 
 
 def add_parser(sub: Any, name: str) -> None:
@@ -53,13 +53,22 @@ def add_parser(sub: Any, name: str) -> None:
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
     add_rerank(p)
+    add_engine(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..api import load_translator
+    from ..engine.sharded import check_options
     from ..files import refuse_overwrite, refuse_same_outputs
     from .inputs import stdin_lines
+
+    check_options(args)
+    for flag in ("plot", "plot_heads", "html"):
+        if args.engine == "ray" and getattr(args, flag):
+            raise UsageError(
+                f"--{flag.replace('_', '-')} shows the first results: run it without --engine ray"
+            )
 
     for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size), ("--n-best", args.n_best)):
         if value < 1:
@@ -96,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
         name = str(args.model or DEFAULTS["translation"])
         check_method(args.attention_map, model_kind(translator), name=name)
+    if args.engine == "ray":
+        return _on_ray(args, translator, lines, rerank)
     results = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, n_best=args.n_best)
     if derived:
         from ..explain.translator_maps import with_attention_map
@@ -113,6 +124,20 @@ def run(args: argparse.Namespace) -> int:
         page = static_page({"view": "translate", "results": explorer_rows(translator, results)})
         atomic_write_text(args.html, page)
         log.info(f"explorer page written to {args.html}")
+    return 0
+
+
+def _on_ray(args: argparse.Namespace, translator: Any, lines: list[str], rerank: bool | str | None) -> int:
+    """The same lines as the local run prints, computed in shards on Ray workers."""
+    from ..engine.sharded import run_in_order
+
+    keep = ("model", "int8", "device", "backend", "beam", "batch_size", "n_best", "json", "attention_map")
+    options = {k: getattr(args, k) for k in keep}
+    options.update(rerank=rerank, channel_weight=args.channel_weight, length_weight=args.length_weight)
+    if options["attention_map"] != "attention":
+        options["backend"] = "torch"
+    for line in run_in_order("translate", options, lines, translator, args):
+        print(line)
     return 0
 
 

@@ -48,3 +48,35 @@ def rerank_option(args: argparse.Namespace) -> bool | str | None:
     if args.rerank and args.beam < 2:
         raise UsageError("--rerank reranks the beam's n-best list: it needs --beam >= 2")
     return args.rerank
+
+
+def add_engine(p: argparse.ArgumentParser) -> None:
+    """``--engine ray`` and its options (``attnkit.engine``)."""
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this process (default); ray: shards on Ray Data workers, one model copy each "
+        "(pip install 'attnkit[ray]'; docs/scale.md). Output identical to local",
+    )
+    p.add_argument(
+        "--address",
+        help="--engine ray: the Ray cluster's head, HOST:PORT or ray://HOST:PORT (default: a local Ray)",
+    )
+    p.add_argument("--workers", type=int, help="--engine ray: workers (default: every CPU of the cluster)")
+    p.add_argument(
+        "--shard-size",
+        type=int,
+        default=512,
+        help="--engine ray: items per shard (default 512; rounded up to whole batches)",
+    )
+    p.add_argument(
+        "--shards",
+        metavar="DIR",
+        help="--engine ray: keep finished shards in this new folder (default: a temporary one)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="--engine ray: continue the job in --shards DIR, skipping its finished shards",
+    )

@@ -38,20 +38,36 @@ def evaluate_translator(
         raise DataError(f"{len(sources)} source lines but {len(references)} reference lines")
     results, seconds = timed(lambda: translator.translate(sources, beam=beam, batch_size=batch_size))
     hyps = [r.translation for r in results]
-    scores = corpus_scores(hyps, references)
-    n = len(sources)
+    entropy = mean_entropy([r.attention for r in results])
+    return build_report(translator, hyps, references, entropy, seconds, load_seconds, beam, batch_size)
+
+
+def build_report(
+    translator: Any,
+    hyps: Sequence[str],
+    references: Sequence[str],
+    entropy: float,
+    seconds: float,
+    load_seconds: float,
+    beam: int,
+    batch_size: int,
+    peak_mb: float | None = None,
+) -> dict[str, Any]:
+    """The report of hypotheses made in ``seconds`` (``peak_mb``: default, this process's peak)."""
+    scores = corpus_scores(list(hyps), list(references))
+    n = len(hyps)
     return {
         "bleu": round(scores.bleu, 2),
         "chrf": round(scores.chrf, 2),
         "signature": {"bleu": scores.bleu_signature, "chrf": scores.chrf_signature},
-        "attention_entropy": round(mean_entropy([r.attention for r in results]), 4),
+        "attention_entropy": round(entropy, 4),
         "sentences_per_second": round(n / seconds, 1),
         "ms_per_sentence": round(1000 * seconds / n, 2),
         "translate_seconds": round(seconds, 2),
         "model_load_seconds": round(load_seconds, 2),
-        "peak_memory_mb": round(peak_rss_mb(), 1),
+        "peak_memory_mb": round(peak_rss_mb() if peak_mb is None else peak_mb, 1),
         "n_sentences": n,
         "model": translator.path,
         "decoding": {"beam": beam, "batch_size": batch_size, "length_penalty_alpha": 1.0},
-        "hypotheses": hyps,
+        "hypotheses": list(hyps),
     }

@@ -1,0 +1,174 @@
+"""A job's pending shards on Ray Data: a pool of actors (one model copy each, one CPU each) maps shards
+to outputs, results stream back in input order and each is written to the job's folder as it arrives.
+
+``run_job`` connects to ``address`` (a running cluster: HOST:PORT of its head, or ray://HOST:PORT) or
+starts a local Ray instance, and always disconnects: after Ctrl-C the actors are gone and the finished
+shards stay in the folder for ``--resume``. A worker that dies (the machine, the process) is restarted
+and its shard retried; an error inside a shard (a bug, bad input) is raised here with its own message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import Any
+
+from ..errors import AttnkitError, UsageError
+from ..log import log, progress
+from .folder import Folder
+from .work import FAIL_SHARD, Job, Worker
+
+CONNECT_TIMEOUT_S = 10.0
+
+
+def check_ray() -> None:
+    """Ray is the ``ray`` extra: one line saying how to install it."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise UsageError("--engine ray needs Ray: pip install 'attnkit[ray]'")
+
+
+def probe(address: str) -> None:
+    """One line within CONNECT_TIMEOUT_S when nothing listens at ``address`` (Ray itself would retry
+    for minutes)."""
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(
+            f"--address {address}: expected HOST:PORT of the Ray head (its GCS port, 6379 by default) "
+            "or ray://HOST:PORT"
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise UsageError(f"--address {address}: no Ray cluster answers there ({reason})") from None
+
+
+@contextmanager
+def session(address: str | None, workers: int | None) -> Iterator[int]:
+    """Connected to Ray for the block; yields the number of workers to run."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report leaves the machine
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # core-worker notes would interleave the output
+    if address:
+        probe(address)
+    import ray
+
+    quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    if address:
+        quiet.pop("include_dashboard")
+        ray.init(address=address, **quiet)  # type: ignore[arg-type]
+    else:
+        ray.init(num_cpus=workers or os.cpu_count() or 1, **quiet)  # type: ignore[arg-type]
+    try:
+        yield workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    finally:
+        ray.shutdown()
+
+
+class ShardActor:
+    """A Ray Data callable class: one ``Worker`` per actor; a batch is one shard."""
+
+    def __init__(self, task: str, options: dict[str, Any], folder: str) -> None:
+        self.worker = Worker(Job(task, options), folder)
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        import numpy as np
+
+        outputs = []
+        for shard, items in zip(batch["shard"], batch["items"]):
+            outputs.append(json.dumps(self.worker(int(shard), json.loads(items)), ensure_ascii=False))
+        return {"shard": batch["shard"], "outputs": np.array(outputs, dtype=object)}
+
+
+def run_job(
+    job: Job,
+    items: Sequence[Any],
+    folder: Folder,
+    address: str | None = None,
+    workers: int | None = None,
+) -> list[Any]:
+    """Every item's output in input order: the folder's finished shards, the others computed on Ray."""
+    plan = folder.plan
+    pending = [k for k in range(plan.n_shards) if k not in folder.done()]
+    if pending:
+        skipped = plan.n_shards - len(pending)
+        if skipped:
+            log.info(f"--resume: {skipped} of {plan.n_shards} shards already in {folder.path}")
+        start = time.perf_counter()
+        try:
+            _run(job, items, folder, pending, address, workers)
+        except KeyboardInterrupt:
+            kept = len(folder.done())
+            log.warning(f"interrupted: {kept} of {plan.n_shards} shards kept in {folder.path} (--resume)")
+            raise
+        done = sum(plan.bounds(k)[1] - plan.bounds(k)[0] for k in pending)
+        log.info(f"{done} items in {time.perf_counter() - start:.1f} s on Ray ({len(pending)} shards)")
+    return folder.outputs()
+
+
+def _run(
+    job: Job,
+    items: Sequence[Any],
+    folder: Folder,
+    pending: list[int],
+    address: str | None,
+    workers: int | None,
+) -> None:
+    # Ray's own notes (a worker died, a task is retried) go to stderr: stdout is the job's output
+    with contextlib.redirect_stdout(sys.stderr), session(address, workers) as n_workers:
+        import ray.data
+
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True  # shards come back in input order
+        context.enable_progress_bars = False  # attnkit's own bar below (off with --quiet)
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
+        rows = []
+        for k in pending:
+            start, end = folder.plan.bounds(k)
+            rows.append({"shard": k, "items": json.dumps(list(items[start:end]), ensure_ascii=False)})
+        env = {"OMP_NUM_THREADS": "1"}
+        if os.environ.get(FAIL_SHARD) is not None:
+            env[FAIL_SHARD] = os.environ[FAIL_SHARD]
+        data = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
+            ShardActor,  # type: ignore[arg-type]
+            batch_size=1,
+            concurrency=min(n_workers, len(rows)),
+            num_cpus=1,
+            fn_constructor_kwargs={**asdict(job), "folder": str(folder.path.absolute())},
+            runtime_env={"env_vars": env},
+        )
+        try:
+            for row in progress(data.iter_rows(), total=len(rows), desc=job.task, unit="shard", minimum=2):
+                folder.write(int(row["shard"]), json.loads(row["outputs"]))
+        except AttnkitError:
+            raise
+        except Exception as e:  # Ray wraps a worker's error: its own message, when it is attnkit's
+            cause = _attnkit_cause(e)
+            if cause is None:
+                raise
+            raise cause from None
+
+
+def _attnkit_cause(error: BaseException) -> AttnkitError | None:
+    """The attnkit error (bad input, a refused option) that a Ray error carries, if any."""
+    seen: set[int] = set()
+    stack: list[Any] = [error]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, AttnkitError):
+            return e
+        stack += [getattr(e, "cause", None), e.__cause__, e.__context__]
+    return None
