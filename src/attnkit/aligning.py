@@ -43,6 +43,14 @@ def align_settings(
     from .pretrained import DEFAULTS, record
 
     name = str(model or DEFAULTS["alignment"])
+    saved = saved_aligner(name)
+    if saved is not None:  # an aligner written by `attnkit align --adapt N --save DIR`
+        reverse = saved["reverse"] if reverse_model is None and not search else _none(reverse_model)
+        if method is None:  # the saved choice for the saved pair; else as for any model
+            method = saved["method"] if reverse == saved["reverse"] else "intersect" if reverse else "argmax"
+        return AlignSettings(
+            saved["model"], reverse, scores or saved["scores"], method, symmetrize or saved["symmetrize"]
+        )
     found = record(name)
     shipped_reverse = found.align.reverse if found and found.align else None
     if reverse_model is None and not search:
@@ -57,6 +65,52 @@ def align_settings(
         if scores != "attention" and (adapt or backend == "onnx" or not has_torch()):
             scores = "attention"  # --adapt's gain was measured on attention; onnx reads attention only
     return AlignSettings(name, reverse_model, scores, method, symmetrize or "mean")
+
+
+SAVED = "aligner.json"
+
+
+def _none(reverse: str | None) -> str | None:
+    return None if reverse == "none" else reverse
+
+
+def saved_aligner(path: str) -> dict[str, Any] | None:
+    """A saved aligner's settings, model paths resolved (None when ``path`` is not such a folder); a
+    broken ``aligner.json`` is one line naming it."""
+    import json
+    from pathlib import Path
+
+    folder = Path(path)
+    if not (folder / SAVED).is_file():
+        return None
+    try:
+        data = json.loads((folder / SAVED).read_text(encoding="utf-8"))
+        found = {k: data[k] for k in ("model", "reverse", "scores", "method", "symmetrize")}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{folder / SAVED}: not an aligner's settings ({type(e).__name__}: {e})") from None
+    for key in ("model", "reverse"):
+        if found[key] is not None:
+            found[key] = str(folder / str(found[key]))
+    return found
+
+
+def save_aligner(folder: str, forward: str, reverse: str | None, settings: AlignSettings, steps: int) -> None:
+    """``attnkit align --adapt N --save DIR``: the adapted checkpoints (weights only, float32: the
+    links are the run's own) and ``aligner.json``, so ``--model DIR`` aligns the same way later."""
+    from pathlib import Path
+
+    from .files import atomic_write_json
+    from .training.adapt import save_weights
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    save_weights(forward, out / "forward.pt")
+    if reverse is not None:
+        save_weights(reverse, out / "reverse.pt")
+    record = {"model": "forward.pt", "reverse": "reverse.pt" if reverse else None}
+    record.update(scores=settings.scores, method=settings.method, symmetrize=settings.symmetrize)
+    record.update(adapted_from=[settings.model, settings.reverse], adapt_steps=steps)
+    atomic_write_json(out / SAVED, record)
 
 
 def has_torch() -> bool:

@@ -48,3 +48,45 @@ def test_align_adapt_rejects_negative_steps(translator_ckpt, tmp_path, capsys):
     assert main(["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt, "--adapt", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--adapt" in err[0]
+
+
+def test_a_saved_adapted_aligner_gives_the_same_links_later(translator_ckpt, tmp_path, capsys):
+    src, tgt, _ = _bitext(tmp_path)
+    saved = tmp_path / "aligner"
+    argv = ["align", "--model", str(translator_ckpt), "--reverse-model", str(translator_ckpt)]
+    argv += ["--src", src, "--tgt", tgt, "--format", "json", "--probabilities"]
+    assert main([*argv, "--adapt", "2", "--save", str(saved)]) == 0
+    adapted = capsys.readouterr().out
+    settings = json.loads((saved / "aligner.json").read_text())
+    assert settings["adapt_steps"] == 2 and settings["reverse"] == "reverse.pt"
+    assert "optimizer" not in torch.load(saved / "forward.pt", weights_only=True)  # weights only
+    reuse = [
+        "align",
+        "--model",
+        str(saved),
+        "--src",
+        src,
+        "--tgt",
+        tgt,
+        "--format",
+        "json",
+        "--probabilities",
+    ]
+    assert main(reuse) == 0
+    assert capsys.readouterr().out == adapted  # the reverse model and settings came from the folder
+
+
+def test_save_refuses_a_used_folder_and_needs_adapt(translator_ckpt, tmp_path, capsys):
+    src, tgt, _ = _bitext(tmp_path)
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "mine.txt").write_text("keep")
+    base = ["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt]
+    assert main([*base, "--adapt", "2", "--save", str(tmp_path / "used")]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert (tmp_path / "used" / "mine.txt").read_text() == "keep"
+    assert main([*base, "--save", str(tmp_path / "new")]) == 2
+    assert "goes with --adapt" in capsys.readouterr().err
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "aligner.json").write_text("[1, 2]")
+    assert main(["align", "--model", str(tmp_path / "broken"), "--src", src, "--tgt", tgt]) == 2
+    assert "not an aligner's settings" in capsys.readouterr().err

@@ -61,3 +61,37 @@ def test_the_probabilities_are_drawn_with_the_links_outlined(pair, tmp_path, cap
     assert "unknown image format 'bmp'" in capsys.readouterr().err
     assert main(["align", *pair, "--plot", pair[1]]) == 2  # the source file itself: refused, kept
     assert (tmp_path / "s.en").read_text().startswith("the cat")
+
+
+def test_blocks_are_the_smallest_phrase_pairs_the_links_allow():
+    from attnkit.alignment.links import blocks
+
+    # "not" -> "ne ... pas": one source word, two non-adjacent target words, with "is" between
+    links = {(0, 0), (1, 2), (1, 4), (2, 3), (3, 5)}
+    assert blocks(links) == [((0, 0), (0, 0)), ((1, 2), (2, 4)), ((3, 3), (5, 5))]
+    assert blocks(set()) == []
+    assert blocks({(2, 1), (0, 1)}) == [((0, 2), (1, 1))]  # a span covers what lies between
+
+
+def test_null_threshold_drops_weak_links_and_blocks_follow_the_links(pair, capsys):
+    rows = [json.loads(x) for x in _run([*pair, "--format", "json", "--probabilities"], capsys)]
+    weakest = min(row["probabilities"][t][s] for row in rows for s, t in row["links"])
+    floor = weakest + 1e-4
+    kept = [json.loads(x) for x in _run([*pair, "--format", "json", "--probabilities", "--null-threshold",
+                                         str(floor)], capsys)]  # fmt: skip
+    for before, after in zip(rows, kept):
+        strong = [link for link in before["links"] if before["probabilities"][link[1]][link[0]] >= floor]
+        assert after["links"] == strong
+    assert sum(map(len, (r["links"] for r in kept))) < sum(map(len, (r["links"] for r in rows)))
+    lines = _run([*pair, "--format", "blocks"], capsys)
+    for line, row in zip(lines, rows):
+        spans = [[list(map(int, side.split("-"))) for side in block.split(":")] for block in line.split()]
+        assert spans == row["blocks"]
+        for s, t in row["links"]:  # every link lies in exactly one block
+            assert sum(a <= s <= b and c <= t <= d for (a, b), (c, d) in spans) == 1
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5", "nan"])
+def test_null_threshold_outside_0_1_is_one_line(pair, capsys, value):
+    assert main(["align", *pair, "--null-threshold", value]) == 2
+    assert "--null-threshold: expected a probability in [0, 1]" in capsys.readouterr().err

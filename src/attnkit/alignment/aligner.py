@@ -15,7 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from .links import AERScore, Links, aer, align, pharaoh, soft_matrix, symmetrize, word_matrices
+from .links import (
+    AERScore,
+    Links,
+    aer,
+    align,
+    blocks,
+    drop_below,
+    pharaoh,
+    soft_matrix,
+    symmetrize,
+    word_matrices,
+)
 
 Gold = tuple[Sequence[Links], Sequence[Links]]  # (sure, possible), possible including sure
 
@@ -90,6 +101,12 @@ class AlignmentReport:
         """One line of ``i-j`` links per pair."""
         return [pharaoh(found) for found in self.links]
 
+    def blocks(self) -> list[str]:
+        """One line per pair: its phrase blocks (``links.blocks``) as ``s0-s1:t0-t1``, 0-based, inclusive."""
+        return [
+            " ".join(f"{s0}-{s1}:{t0}-{t1}" for (s0, s1), (t0, t1) in blocks(found)) for found in self.links
+        ]
+
     def naacl(self) -> list[str]:
         """NAACL/WPT lines ``SENT SRC TGT S``, 1-based, every link as sure."""
         return [f"{i} {s + 1} {t + 1} S" for i, found in enumerate(self.links, 1) for s, t in sorted(found)]
@@ -110,6 +127,7 @@ class AlignmentReport:
             ordered = sorted(found)
             row: dict[str, Any] = {"source_words": src.split(), "target_words": tgt.split()}
             row["links"] = [list(link) for link in ordered]
+            row["blocks"] = [[list(src), list(tgt)] for src, tgt in blocks(found)]
             if self.gold is not None:
                 sure, possible = self.gold[0][i], self.gold[1][i]
                 row["status"] = [
@@ -145,11 +163,13 @@ def align_corpus(
     shift: int = 0,
     gold: Gold | None = None,
     matrices: Matrices | None = None,
+    null_threshold: float = 0.0,
 ) -> AlignmentReport:
     """Word links for every pair (whitespace-separated words), scored against ``gold`` when given.
 
     ``matrices`` (from ``corpus_matrices`` with the same translator, scores, layer, heads and shift)
-    skips recomputing them, so one forced pass can be read with several methods."""
+    skips recomputing them, so one forced pass can be read with several methods. ``null_threshold``:
+    links whose alignment probability is below it are dropped (their words align to nothing)."""
     if matrices is None:
         matrices = corpus_matrices(translator, sources, targets, reverse, scores, layer, heads, shift)
     links = corpus_links(matrices, method, threshold, how)
@@ -158,6 +178,8 @@ def align_corpus(
         soft = list(matrices.forward)
     else:
         soft = [soft_matrix(f, b) for f, b in zip(matrices.forward, matrices.backward)]
+    if null_threshold > 0:
+        links = [drop_below(found, m, null_threshold) for found, m in zip(links, soft)]
     settings = report_settings(method, scores, how if two_way else None, shift, layer, heads)
     return AlignmentReport(sources, targets, links, gold, settings, soft)
 

@@ -48,6 +48,44 @@ def align(weights: np.ndarray, method: str = "argmax", threshold: float = 0.3) -
     return rows | {(int(s), int(t)) for t, s in zip(*np.nonzero(weights >= threshold))}
 
 
+def drop_below(links: Links, soft: np.ndarray, floor: float) -> Links:
+    """``links`` without those whose alignment probability ``soft[t, s]`` (target x source) is below
+    ``floor``: their words align to nothing (null) rather than to a weak guess."""
+    return {(s, t) for s, t in links if t < soft.shape[0] and s < soft.shape[1] and soft[t, s] >= floor}
+
+
+Block = tuple[tuple[int, int], tuple[int, int]]  # ((first source word, last), (first target word, last))
+
+
+def blocks(links: Links) -> list[Block]:
+    """The smallest phrase pairs consistent with the links (Och and Ney's consistency, as phrase-based
+    translation extracts them): spans of source and target words such that no link leaves the pair, one
+    block per group of links (every link in exactly one block); inclusive bounds, in source order.
+    Unlinked words belong to no block."""
+    found: set[Block] = set()
+    for s, t in links:
+        (s0, s1), (t0, t1) = (s, s), (t, t)
+        while True:  # grow both spans until every link touching one falls in the other
+            inside = [(a, b) for a, b in links if s0 <= a <= s1 or t0 <= b <= t1]
+            grown = (
+                (min(a for a, _ in inside), max(a for a, _ in inside)),
+                (min(b for _, b in inside), max(b for _, b in inside)),
+            )
+            if grown == ((s0, s1), (t0, t1)):
+                break
+            (s0, s1), (t0, t1) = grown
+        found.add(((s0, s1), (t0, t1)))
+    # a link's own block may lie inside another link's (a word in a gap): keep the outer one, so
+    # the blocks partition the links
+    return sorted(b for b in found if not any(o != b and _inside(b, o) for o in found))
+
+
+def _inside(block: Block, outer: Block) -> bool:
+    (s0, s1), (t0, t1) = block
+    (a0, a1), (b0, b1) = outer
+    return a0 <= s0 and s1 <= a1 and b0 <= t0 and t1 <= b1
+
+
 def pharaoh(links: Iterable[tuple[int, int]]) -> str:
     return " ".join(f"{s}-{t}" for s, t in sorted(links))
 

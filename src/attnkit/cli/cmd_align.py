@@ -7,96 +7,13 @@ from typing import Any
 
 from ..errors import UsageError
 from ..files import json_text
-from .options import add_backend, add_engine
 
 
 def add_parser(sub: Any, name: str) -> None:
-    from ..names import ALIGNMENT_METHODS as METHODS
-    from ..names import ALIGNMENT_SCORES as SCORES
-    from ..names import SYMMETRIZATIONS as SYMMETRIZE
+    from .align_options import add_arguments
 
     p = sub.add_parser(name, help="word alignments from attention under forced decoding (Pharaoh i-j)")
-    p.add_argument("--model", default=None, help="checkpoint or shipped model name (default: shipped)")
-    p.add_argument("--src", required=True, help="source sentences, whitespace-tokenized words")
-    p.add_argument("--tgt", required=True, help="target sentences, line-aligned with --src")
-    p.add_argument("--gold", help="gold links, NAACL format 'SENT SRC TGT S|P' (1-based): print AER")
-    p.add_argument(
-        "--method",
-        choices=METHODS,
-        default=None,
-        help="how links are read off the attention (default: intersect with two directions, argmax with "
-        "one: the choices of the Hansards trial set)",
-    )
-    p.add_argument("--threshold", type=float, default=0.3, help="for --method threshold")
-    p.add_argument("--layer", type=int, help="Transformer: decoder layer whose cross-attention is used")
-    p.add_argument("--heads", help="Transformer: comma-separated head indices to average (default all)")
-    p.add_argument(
-        "--shift",
-        type=int,
-        default=0,
-        choices=[0, 1],
-        help="1: align target word t with the attention of the step that reads it (t + 1)",
-    )
-    p.add_argument(
-        "--search",
-        action="store_true",
-        help="with --gold: print AER for every layer and head (use on a dev/trial set only)",
-    )
-    p.add_argument(
-        "--scores",
-        choices=SCORES,
-        default=None,
-        help="what links are read from: the model's attention, a map derived from it (grad: Chefer et "
-        "al.'s gradient-weighted relevance; rollout, flow, norm, value_zeroing), or the gradient saliency "
-        "of each target token (all but attention read the torch model). Default: grad for a shipped "
-        "model with a shipped reverse (Hansards test AER 0.343 -> 0.212), else attention",
-    )
-    p.add_argument(
-        "--reverse-model",
-        help="a target->source model: align both directions and --symmetrize them. Default: the shipped "
-        "reverse of a shipped --model (enfr-rnn <-> fren-rnn, enfr-transformer -> fren-rnn, ende-transformer "
-        "<-> deen-rnn; with --scores grad, Hansards test AER 0.301 -> 0.212 for enfr-rnn); 'none': one "
-        "direction",
-    )
-    p.add_argument(
-        "--symmetrize",
-        choices=SYMMETRIZE,
-        default="mean",
-        help="how the two directions combine (default mean: chosen on the Hansards trial set)",
-    )
-    p.add_argument(
-        "--adapt",
-        type=int,
-        default=0,
-        metavar="STEPS",
-        help="first fine-tune the model (and --reverse-model) on these sentence pairs for STEPS updates, "
-        "as statistical aligners train on what they align; no gold links are read. 200 (chosen on the "
-        "Hansards trial set) takes Hansards test AER 0.343 -> 0.128 for about 2-5 minutes on 2 cores. "
-        "0 = off (default)",
-    )
-    p.add_argument("--adapt-lr", type=float, default=3e-4, help="learning rate of --adapt (constant)")
-    p.add_argument("--json", action="store_true", help="print the AER report (with --gold) as JSON")
-    p.add_argument(
-        "--format",
-        choices=("pharaoh", "naacl", "json"),
-        default="pharaoh",
-        help="links without --gold: pharaoh (0-based 'src-tgt' per pair, default), naacl ('SENT SRC TGT S', "
-        "1-based), json (one object per pair: words and links)",
-    )
-    p.add_argument(
-        "--plot",
-        metavar="FILE",
-        help="the first pair's alignment probabilities as a heatmap, its links outlined (PNG, SVG or PDF)",
-    )
-    p.add_argument(
-        "--probabilities",
-        action="store_true",
-        help="with --format json: each pair's alignment probabilities, target words x source words (the "
-        "matrix the links are read from; with a reverse model both directions' mean)",
-    )
-    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
-    add_backend(p)
-    add_engine(p)
+    add_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -116,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.src} has no sentences to align")
     if args.adapt < 0:
         raise UsageError(f"--adapt: expected a number of steps >= 0, got {args.adapt}")
+    if not 0 <= args.null_threshold <= 1:
+        raise UsageError(f"--null-threshold: expected a probability in [0, 1], got {args.null_threshold}")
     if args.probabilities and args.format != "json":
         raise UsageError("--probabilities: the matrices are written with --format json")
     if args.plot is not None:
@@ -124,10 +43,18 @@ def run(args: argparse.Namespace) -> int:
 
         check_path(args.plot)
         refuse_overwrite(args.plot, {"--src": args.src, "--tgt": args.tgt, "--gold": args.gold}, "--plot")
+    if args.save is not None:
+        _check_save(args)
+    if args.guided < 0 or args.guided_weight < 0:
+        raise UsageError("--guided and --guided-weight must be >= 0")
+    if args.guided and not args.adapt:
+        raise UsageError("--guided trains an adapted pair: it goes with --adapt STEPS")
     args.gold_links = _gold(args.gold, sources, targets) if args.gold else None  # checked before any work
     _choose_defaults(args)
     if not args.adapt:
         return _align(args, sources, targets)
+    if args.guided and not args.reverse_model:
+        raise UsageError("--guided teaches each direction what both agree on: it needs a reverse model")
     if args.reverse_model:  # before minutes of fine-tuning
         from ..api import load_translator
 
@@ -151,7 +78,32 @@ def run(args: argparse.Namespace) -> int:
                     args.reverse_model, targets, sources, args.adapt, f"{tmp}/rev", args.adapt_lr, args.device
                 )
             )
+        if args.guided:
+            from ..align_training import guide_pair
+
+            pair = (args.model, args.reverse_model, sources, targets, args.guided, tmp, args.guided_weight)
+            args.model, args.reverse_model = guide_pair(*pair, device=args.device)
+        if args.save is not None:
+            from ..aligning import AlignSettings, save_aligner
+            from ..log import log
+
+            named = AlignSettings(
+                _names(args)[0], args.reverse_name, args.scores, args.method, args.symmetrize
+            )
+            save_aligner(args.save, args.model, args.reverse_model, named, args.adapt)
+            log.info(f"adapted aligner saved to {args.save} (align with it: --model {args.save})")
         return _align(args, sources, targets)
+
+
+def _check_save(args: argparse.Namespace) -> None:
+    """--save DIR: only after --adapt, into a new (or empty) folder."""
+    from pathlib import Path
+
+    if not args.adapt:
+        raise UsageError("--save keeps an adapted aligner: it goes with --adapt STEPS")
+    folder = Path(args.save)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UsageError(f"--save {args.save} already exists: give a new folder (nothing is overwritten)")
 
 
 def _choose_defaults(args: argparse.Namespace) -> None:
@@ -247,7 +199,8 @@ def _output(args: argparse.Namespace, report: Any) -> int:
             rows = report.json_rows(args.probabilities)
             print("\n".join(json_text(row, ensure_ascii=False) for row in rows))
         else:
-            print("\n".join(report.naacl() if args.format == "naacl" else report.pharaoh()))
+            lines = {"naacl": report.naacl, "blocks": report.blocks}.get(args.format, report.pharaoh)()
+            print("\n".join(lines))
         return 0
     _print(args, report.summary())
     return 0
@@ -262,6 +215,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "how": args.symmetrize,
         "layer": args.layer,
         "shift": args.shift,
+        "null_threshold": args.null_threshold,
         "gold": args.gold_links,
     }
 

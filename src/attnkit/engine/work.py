@@ -83,7 +83,8 @@ def _align(options: dict[str, Any]) -> Shard:
 
     settings = AlignSettings(**options["settings"])
     forward, reverse = load_aligners(settings, options.get("backend", "auto"), options.get("device", "cpu"))
-    extra = {k: options[k] for k in ("heads", "layer", "shift", "threshold") if k in options}
+    keys = ("heads", "layer", "shift", "threshold", "null_threshold")
+    extra = {k: options[k] for k in keys if k in options}
 
     def work(pairs: Sequence[Any]) -> list[Any]:
         sources, targets = [p[0] for p in pairs], [p[1] for p in pairs]
