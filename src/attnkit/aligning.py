@@ -107,7 +107,7 @@ def save_aligner(folder: str, forward: str, reverse: str | None, settings: Align
     save_weights(forward, out / "forward.pt")
     if reverse is not None:
         save_weights(reverse, out / "reverse.pt")
-    record = {"model": "forward.pt", "reverse": "reverse.pt" if reverse else None}
+    record: dict[str, Any] = {"model": "forward.pt", "reverse": "reverse.pt" if reverse else None}
     record.update(scores=settings.scores, method=settings.method, symmetrize=settings.symmetrize)
     record.update(adapted_from=[settings.model, settings.reverse], adapt_steps=steps)
     atomic_write_json(out / SAVED, record)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import chunks
 from .links import (
     AERScore,
     Links,
@@ -51,11 +52,22 @@ def corpus_matrices(
     shift: int = 0,
 ) -> Matrices:
     """What links are read from: both directions' matrices when ``reverse`` is a target->source
-    translator (read at the same ``layer`` and ``heads``)."""
-    forward = word_matrices(translator, sources, targets, layer, heads, shift, scores)
+    translator (read at the same ``layer`` and ``heads``). Pairs over ``chunks.MAX_WORDS`` words are
+    aligned in chunks and rejoined (``alignment.chunks``)."""
+    cuts = chunks.plan(sources, targets)
+    if len(cuts) == len(sources):  # no pair is long: each is its own chunk
+        forward = word_matrices(translator, sources, targets, layer, heads, shift, scores)
+        if reverse is None:
+            return Matrices(forward)
+        return Matrices(forward, word_matrices(reverse, targets, sources, layer, heads, shift, scores))
+    src, tgt = chunks.texts(sources, targets, cuts)  # long pairs split, their matrices rejoined
+    shapes = [(min(len(t.split()), chunks.MAX_PAIR_WORDS), min(len(s.split()), chunks.MAX_PAIR_WORDS))
+              for s, t in zip(sources, targets)]  # fmt: skip
+    forward = chunks.rejoin(word_matrices(translator, src, tgt, layer, heads, shift, scores), cuts, shapes)
     if reverse is None:
         return Matrices(forward)
-    return Matrices(forward, word_matrices(reverse, targets, sources, layer, heads, shift, scores))
+    backward = word_matrices(reverse, tgt, src, layer, heads, shift, scores)
+    return Matrices(forward, chunks.rejoin(backward, cuts, shapes, flip=True))
 
 
 @dataclass
