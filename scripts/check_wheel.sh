@@ -28,4 +28,8 @@ caption=$("$work/venv/bin/attnkit" caption "$OLDPWD/tests/fixtures/captions/img0
 echo "caption: $caption"
 test "${caption%%$'\t'*}" = "five two"
 "$work/venv/bin/python" -c "from attnkit.config import load_config; load_config('toy-copy')"
+# --engine ray without the ray extra: one line naming the extra, exit 2, before any work
+rc=0; msg=$("$work/venv/bin/attnkit" translate --engine ray "Hi." 2>&1) || rc=$?
+test "$rc" = 2 || { echo "--engine ray without Ray: exit $rc ($msg)" >&2; exit 1; }
+case "$msg" in *"pip install 'attnkit[ray]'"*) ;; *) echo "--engine ray without Ray: $msg" >&2; exit 1 ;; esac
 echo "torch-free install: fetch, translate, classify and caption work"

@@ -95,3 +95,10 @@ def test_null_threshold_drops_weak_links_and_blocks_follow_the_links(pair, capsy
 def test_null_threshold_outside_0_1_is_one_line(pair, capsys, value):
     assert main(["align", *pair, "--null-threshold", value]) == 2
     assert "--null-threshold: expected a probability in [0, 1]" in capsys.readouterr().err
+
+
+def test_empty_lines_keep_their_place_with_no_links(tmp_path, capsys):
+    (tmp_path / "s").write_text("the cat .\n\nthe dog .\n")
+    (tmp_path / "t").write_text("le chat .\nun chat\nle chien .\n")  # a pair with one side empty
+    lines = _run(["--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"), "--model", "enfr-rnn"], capsys)
+    assert len(lines) == 3 and lines[1] == "" and lines[0] and lines[2]
