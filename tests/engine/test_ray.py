@@ -5,10 +5,12 @@ byte-identical to the single process for translate, align and evaluate; a dead w
 import gzip
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,17 +32,44 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A Ray head (1 CPU) and a second node (1 CPU) joined to it, as `ray start` makes them."""
-    port = free_port()
+def cluster():
+    """A Ray head (1 CPU) and a second node (1 CPU) joined to it, as `ray start` makes them, in their own
+    temporary folder; stopped by killing the processes of that folder only (`ray stop` would also stop
+    any other Ray on the machine)."""
+    port, folder = free_port(), tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Unix socket paths
     ray_bin = str(BIN / "ray")
-    common = ["--num-cpus", "1", "--disable-usage-stats"]
-    head = [ray_bin, "start", "--head", "--port", str(port), "--include-dashboard", "false", *common]
-    subprocess.run(head + ["--node-ip-address", "127.0.0.1"], check=True, env=ENV, capture_output=True)
-    node = [ray_bin, "start", "--address", f"127.0.0.1:{port}", "--node-ip-address", "127.0.0.1", *common]
-    subprocess.run(node, check=True, env=ENV, capture_output=True)
-    yield f"127.0.0.1:{port}"
-    subprocess.run([ray_bin, "stop", "--force"], env=ENV, capture_output=True)
+    common = ["--num-cpus", "1", "--disable-usage-stats", "--node-ip-address", "127.0.0.1"]
+    head = [
+        ray_bin,
+        "start",
+        "--head",
+        "--port",
+        str(port),
+        "--include-dashboard",
+        "false",
+        "--temp-dir",
+        folder,
+    ]
+    try:
+        subprocess.run([*head, *common], check=True, env=ENV, capture_output=True)
+        node = [ray_bin, "start", "--address", f"127.0.0.1:{port}", *common]
+        subprocess.run(node, check=True, env=ENV, capture_output=True)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def stop(folder: str) -> None:
+    """SIGTERM, then SIGKILL, every process whose command line names ``folder`` (this cluster's)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and folder.encode() in (proc / "cmdline").read_bytes():
+                    os.kill(int(proc.name), sig)
+            except (OSError, ProcessLookupError):
+                pass
+        time.sleep(2)
 
 
 def attnkit(*argv, stdin=None, env=None, timeout=600):

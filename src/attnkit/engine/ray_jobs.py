@@ -144,6 +144,7 @@ def _run(
             batch_size=1,
             concurrency=min(n_workers, len(rows)),
             num_cpus=1,
+            num_gpus=1 if str(job.options.get("device", "cpu")).startswith("cuda") else 0,  # --device cuda
             fn_constructor_kwargs={**asdict(job), "folder": str(folder.path.absolute())},
             runtime_env={"env_vars": env},
         )
