@@ -90,3 +90,19 @@ def test_save_refuses_a_used_folder_and_needs_adapt(translator_ckpt, tmp_path, c
     (tmp_path / "broken" / "aligner.json").write_text("[1, 2]")
     assert main(["align", "--model", str(tmp_path / "broken"), "--src", src, "--tgt", tgt]) == 2
     assert "not an aligner's settings" in capsys.readouterr().err
+
+
+def test_adapt_refuses_a_bad_learning_rate_and_empty_lines_naming_the_file(translator_ckpt, tmp_path, capsys):
+    src, tgt, _ = _bitext(tmp_path)
+    base = ["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt, "--adapt", "2"]
+    for lr in ("-1", "nan", "0"):
+        assert main([*base, "--adapt-lr", lr]) == 2
+        assert "--adapt-lr: expected a learning rate > 0" in capsys.readouterr().err
+    (tmp_path / "holes.en").write_text("ab cd\n\n")
+    (tmp_path / "holes.fr").write_text("ab cd\ncd ab\n")
+    argv = ["align", "--model", str(translator_ckpt), "--src", str(tmp_path / "holes.en")]
+    assert main([*argv, "--tgt", str(tmp_path / "holes.fr"), "--adapt", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(
+        "holes.en:2: empty line; --adapt fine-tunes on every pair: remove it"
+    )

@@ -60,3 +60,13 @@ def test_a_223_word_pair_gets_links_to_its_last_words():
     assert len(src.split()) >= 223
     assert max(s for s, _ in report.links[0]) >= len(src.split()) - 10  # the end is aligned, not cut off
     assert report.probabilities[0].shape == (len(tgt.split()), len(src.split()))
+
+
+def test_a_pair_past_the_bound_is_split_whole_first_so_its_sentences_still_pair():
+    src, tgt = " ".join([EN] * 430), " ".join([FR] * 430)  # 3,010 and 3,440 words
+    with pytest.warns(UserWarning, match="words past 2000"):
+        cuts = chunks.plan([src], [tgt])
+    assert all(
+        a // 7 == c // 8 and a % 7 == 0 and c % 8 == 0 for _, a, _, c, _ in cuts
+    )  # sentence to sentence
+    assert max(b for _, _, b, _, _ in cuts) <= 2000 and max(d for *_, d in cuts) <= 2000

@@ -79,3 +79,14 @@ def test_manifest_is_the_plan(tmp_path):
     Folder(tmp_path / "job", plan())
     saved = json.loads((tmp_path / "job" / "manifest.json").read_text())
     assert saved["n_items"] == 5 and saved["settings"] == {"beam": 5}
+
+
+@pytest.mark.parametrize("content", [b'["a"', b"\xff\xfe", b'["a", "b", "c"]', b'{"a": 1}', b""])
+def test_resume_computes_again_a_shard_that_is_not_finished(tmp_path, content, caplog):
+    Folder(tmp_path / "job", plan()).write(0, ["a", "b"])
+    (tmp_path / "job" / "shards" / "000000.json").write_bytes(content)  # truncated, bytes, edited
+    again = Folder(tmp_path / "job", plan(), resume=True)
+    assert again.done() == set()
+    assert "is not a finished shard: computed again" in caplog.text
+    with pytest.raises(UsageError, match="changed while the job ran"):
+        again.outputs()

@@ -94,14 +94,15 @@ def sources(tmp_path_factory):
 
 
 def test_translate_is_byte_identical_to_one_process(cluster, sources):
-    text = sources.read_text(encoding="utf-8")
+    text = sources.read_text(encoding="utf-8") + " ".join(["The cat sits on the mat."] * 60) + "\n"
     argv = ["translate", "--model", "enfr-rnn", "--batch-size", "16", "--json"]
     local = attnkit(*argv, stdin=text)
     assert local.returncode == 0, local.stderr
     spread = attnkit(*argv, "--engine", "ray", "--address", cluster, "--shard-size", "40", stdin=text)
     assert spread.returncode == 0, spread.stderr
     assert spread.stdout == local.stdout  # every float of every attention row too
-    assert len(spread.stdout.splitlines()) == 200
+    assert len(spread.stdout.splitlines()) == 201
+    assert "truncated to 200" in local.stderr and "truncated to 200" in spread.stderr  # the worker's warning
 
 
 def test_align_and_its_aer_are_identical(cluster):
@@ -150,9 +151,12 @@ def test_resume_skips_finished_shards_and_refuses_another_job(cluster, sources, 
     kept = tmp_path / "job" / "shards" / "000001.json"
     kept.write_text(json.dumps(["(kept)"] * 64))  # a finished shard is read back, not recomputed
     (tmp_path / "job" / "shards" / "000002.json").unlink()
+    (tmp_path / "job" / "shards" / "000003.json").write_text('["trunc')  # not finished: computed again
     again = attnkit(*argv, "--resume", stdin=text)
     assert again.returncode == 0, again.stderr
-    assert "3 of 4 shards already" in again.stderr
+    assert "2 of 4 shards already" in again.stderr and "000003.json is not a finished shard" in again.stderr
+    pairs = zip(again.stdout.splitlines(), first.stdout.splitlines())
+    assert all(a == b for a, b in pairs if a != "(kept)")  # the recomputed shards are the same
     assert again.stdout.splitlines().count("(kept)") == 64
     assert attnkit(*argv, stdin=text).returncode == 2  # the folder is not overwritten without --resume
     other = attnkit(*[("2" if a == "1" else a) for a in argv], "--resume", stdin=text)  # --beam 2
@@ -191,11 +195,29 @@ def test_a_cluster_that_does_not_answer_is_one_line_within_30_s(sources):
     assert bad.returncode == 2 and "expected HOST:PORT" in bad.stderr
 
 
+def test_something_that_listens_but_is_not_ray_is_one_line_within_30_s():
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+    threading.Thread(target=lambda: held.extend(server.accept() for _ in range(8)), daemon=True).start()
+    start = time.monotonic()
+    done = attnkit("translate", "--engine", "ray", "--address", f"127.0.0.1:{server.getsockname()[1]}", "Hi.")
+    assert time.monotonic() - start < 30
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith("(is it the head's GCS port, 6379 by default?)")
+    server.close()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["translate", "--address", "127.0.0.1:1", "Hi."], "--address goes with --engine ray"),
         (["translate", "--resume", "Hi."], "--resume continues a sharded job"),
+        (["align", "--src", "x", "--tgt", "y", "--shard-size", "0"], "--shard-size goes with --engine ray"),
+        (["translate", "--engine", "ray", "--address", " ", "Hi."], "--address is empty"),
         (["translate", "--engine", "ray", "--resume", "Hi."], "give that folder"),
         (["translate", "--engine", "ray", "--plot", "x.png", "Hi."], "run it without --engine ray"),
         (["translate", "--engine", "ray", "--workers", "0", "Hi."], "--workers must be >= 1"),

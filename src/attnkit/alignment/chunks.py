@@ -57,18 +57,23 @@ def plan(sources: Sequence[str], targets: Sequence[str], max_words: int | None =
     max_words = max_words or CHUNK_WORDS
     cuts: list[Cut] = []
     for i, (src, tgt) in enumerate(zip(sources, targets)):
-        s, t = src.split()[:MAX_PAIR_WORDS], tgt.split()[:MAX_PAIR_WORDS]
-        if max(len(src.split()), len(tgt.split())) > MAX_PAIR_WORDS:
-            warnings.warn(f"pair {i + 1}: words past {MAX_PAIR_WORDS} on a side get no links", stacklevel=2)
+        s, t = src.split(), tgt.split()
         if max(len(s), len(t)) <= MAX_WORDS:
             cuts.append((i, 0, len(s), 0, len(t)))
             continue
+        parts: list[Cut] = []
         for a, b, c, d in _sentences(s, t, max_words):
             if max(b - a, d - c) <= max_words:
-                cuts.append((i, a, b, c, d))
+                parts.append((i, a, b, c, d))
                 continue
             edges = _proportional(s[a:b], t[c:d], max_words)
-            cuts += [(i, a + e0, a + e1, c + f0, c + f1) for (e0, e1), (f0, f1) in edges]
+            parts += [(i, a + e0, a + e1, c + f0, c + f1) for (e0, e1), (f0, f1) in edges]
+        kept = [
+            p for p in parts if p[1] < MAX_PAIR_WORDS and p[3] < MAX_PAIR_WORDS
+        ]  # split first, then bound
+        cuts += [(i, a, min(b, MAX_PAIR_WORDS), c, min(d, MAX_PAIR_WORDS)) for i, a, b, c, d in kept]
+        if max(len(s), len(t)) > MAX_PAIR_WORDS:
+            warnings.warn(f"{src[:40]!r}: words past {MAX_PAIR_WORDS} on a side get no links", stacklevel=2)
     return cuts
 
 

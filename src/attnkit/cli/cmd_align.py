@@ -45,8 +45,15 @@ def run(args: argparse.Namespace) -> int:
         refuse_overwrite(args.plot, {"--src": args.src, "--tgt": args.tgt, "--gold": args.gold}, "--plot")
     if args.save is not None:
         _check_save(args)
-    if args.guided < 0 or args.guided_weight < 0:
-        raise UsageError("--guided and --guided-weight must be >= 0")
+    if args.guided < 0 or not 0 <= args.guided_weight < float("inf"):
+        raise UsageError("--guided and --guided-weight must be >= 0 (and finite)")
+    if args.adapt and not 0 < args.adapt_lr < float("inf"):
+        raise UsageError(f"--adapt-lr: expected a learning rate > 0, got {args.adapt_lr}")
+    if args.adapt:
+        for path, lines in ((args.src, sources), (args.tgt, targets)):
+            empty = next((n for n, line in enumerate(lines, 1) if not line.strip()), None)
+            if empty is not None:
+                raise UsageError(f"{path}:{empty}: empty line; --adapt fine-tunes on every pair: remove it")
     if args.guided and not args.adapt:
         raise UsageError("--guided trains an adapted pair: it goes with --adapt STEPS")
     args.gold_links = _gold(args.gold, sources, targets) if args.gold else None  # checked before any work
@@ -225,7 +232,8 @@ def _print(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     summary["reverse_model"] = getattr(args, "reverse_name", args.reverse_model)
     summary["adapt"] = args.adapt
     keys = ("aer", "precision", "recall", "n_sentences", "method", "scores", "reverse_model", "symmetrize")
-    report = {k: summary[k] for k in (*keys, "shift", "adapt", "layer", "heads")}
+    summary["null_threshold"] = args.null_threshold
+    report = {k: summary[k] for k in (*keys, "shift", "adapt", "layer", "heads", "null_threshold")}
     print(json_text(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
 
 

@@ -67,7 +67,7 @@ def add_engine(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--shard-size",
         type=int,
-        default=512,
+        default=None,
         help="--engine ray: items per shard (default 512; rounded up to whole batches)",
     )
     p.add_argument(

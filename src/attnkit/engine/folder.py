@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..files import atomic_write_json, atomic_write_text, json_text
+from ..log import log
 
 MANIFEST = "manifest.json"
 
@@ -92,8 +93,25 @@ class Folder:
         return self.shards / f"{shard:06d}.json"
 
     def done(self) -> set[int]:
-        """The shards already finished (their file complete: written atomically)."""
-        return {k for k in range(self.plan.n_shards) if self.file(k).is_file()}
+        """The shards already finished: a file holding a JSON list of as many outputs as the shard has
+        items. Any other file there (truncated, edited, not UTF-8) is said and computed again."""
+        finished = set()
+        for k in range(self.plan.n_shards):
+            if not self.file(k).is_file():
+                continue
+            if self._read(k) is None:
+                log.warning(f"--resume: {self.file(k)} is not a finished shard: computed again")
+                continue
+            finished.add(k)
+        return finished
+
+    def _read(self, shard: int) -> list[Any] | None:
+        start, end = self.plan.bounds(shard)
+        try:
+            outputs = json.loads(self.file(shard).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+        return outputs if isinstance(outputs, list) and len(outputs) == end - start else None
 
     def write(self, shard: int, outputs: list[Any]) -> None:
         start, end = self.plan.bounds(shard)
@@ -105,5 +123,8 @@ class Folder:
         """Every item's output, in input order (every shard must be finished)."""
         out: list[Any] = []
         for k in range(self.plan.n_shards):
-            out.extend(json.loads(self.file(k).read_text(encoding="utf-8")))
+            outputs = self._read(k)
+            if outputs is None:
+                raise UsageError(f"{self.file(k)} changed while the job ran: run it again with --resume")
+            out.extend(outputs)
         return out

@@ -16,6 +16,7 @@ import os
 import socket
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -27,6 +28,7 @@ from .folder import Folder
 from .work import FAIL_SHARD, Job, Worker
 
 CONNECT_TIMEOUT_S = 10.0
+HANDSHAKE_TIMEOUT_S = 25.0  # with the TCP check: one line within 30 s whatever answers
 
 
 def check_ray() -> None:
@@ -49,9 +51,51 @@ def probe(address: str) -> None:
         )
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
-    except OSError as e:
-        reason = e.strerror or type(e).__name__
+    except (OSError, OverflowError, ValueError) as e:
+        reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
         raise UsageError(f"--address {address}: no Ray cluster answers there ({reason})") from None
+    _handshake(address)
+
+
+HANDSHAKE = """
+import logging, sys, ray
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR)
+print(int(ray.cluster_resources().get("CPU", 0)))
+"""
+
+
+def _handshake(address: str) -> None:
+    """Connect once in a child process, bounded in time: something that listens but is not a Ray head
+    (or a cluster that wants a token, or Ray Client without its extra) is one line, not a hang or Ray's
+    traceback."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", HANDSHAKE, address],
+            capture_output=True,
+            text=True,
+            timeout=HANDSHAKE_TIMEOUT_S,
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+        )
+    except subprocess.TimeoutExpired:
+        raise UsageError(
+            f"--address {address}: no Ray cluster answered within {HANDSHAKE_TIMEOUT_S:.0f} s "
+            "(is it the head's GCS port, 6379 by default?)"
+        ) from None
+    if done.returncode == 0:
+        return
+    text = done.stderr
+    if "AuthenticationError" in text or "InvalidAuthToken" in text:
+        reason = (
+            "the cluster wants its token: set RAY_AUTH_MODE=token and copy ~/.ray/auth_token (docs/scale.md)"
+        )
+    elif address.startswith("ray://") and "client" in text.lower():
+        reason = "ray:// needs Ray Client: pip install 'ray[client]', or give the head's HOST:PORT"
+    else:
+        last = [line for line in text.splitlines() if line.strip()]
+        reason = last[-1].strip()[:200] if last else f"exit {done.returncode}"
+    raise UsageError(f"--address {address}: Ray refused the connection ({reason})")
 
 
 @contextmanager
@@ -84,10 +128,13 @@ class ShardActor:
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
 
-        outputs = []
+        outputs, said = [], []
         for shard, items in zip(batch["shard"], batch["items"]):
-            outputs.append(json.dumps(self.worker(int(shard), json.loads(items)), ensure_ascii=False))
-        return {"shard": batch["shard"], "outputs": np.array(outputs, dtype=object)}
+            with warnings.catch_warnings(record=True) as caught:  # said again by the driver, in order
+                warnings.simplefilter("always")
+                outputs.append(json.dumps(self.worker(int(shard), json.loads(items)), ensure_ascii=False))
+            said.append(json.dumps(list(dict.fromkeys(str(w.message) for w in caught))))
+        return {"shard": batch["shard"], "outputs": np.array(outputs, dtype=object), "warnings": said}
 
 
 def run_job(
@@ -151,6 +198,8 @@ def _run(
         try:
             for row in progress(data.iter_rows(), total=len(rows), desc=job.task, unit="shard", minimum=2):
                 folder.write(int(row["shard"]), json.loads(row["outputs"]))
+                for message in json.loads(row["warnings"]):
+                    warnings.warn(message, UserWarning, stacklevel=1)  # as the single process says them
         except AttnkitError:
             raise
         except Exception as e:  # Ray wraps a worker's error: its own message, when it is attnkit's

@@ -11,13 +11,15 @@ from ..errors import UsageError
 from .folder import Folder, Plan, digest
 from .work import Job
 
+SHARD_SIZE = 512  # items per shard by default
+
 
 def check_options(args: argparse.Namespace) -> None:
     """The engine options make sense together (before any work)."""
     if args.engine != "ray":
-        for flag in ("address", "shards", "workers"):
+        for flag in ("address", "shards", "workers", "shard_size"):
             if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag} goes with --engine ray")
+                raise UsageError(f"--{flag.replace('_', '-')} goes with --engine ray")
         if args.resume:
             raise UsageError("--resume continues a sharded job: it goes with --engine ray --shards DIR")
         return
@@ -25,6 +27,11 @@ def check_options(args: argparse.Namespace) -> None:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
+    if args.address is not None and not args.address.strip():
+        raise UsageError(
+            "--address is empty: give HOST:PORT of the Ray head, or leave it out for a local Ray"
+        )
+    args.shard_size = args.shard_size or SHARD_SIZE
     if args.resume and args.shards is None:
         raise UsageError("--resume continues the job kept in --shards DIR: give that folder")
     from .ray_jobs import check_ray
