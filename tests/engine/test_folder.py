@@ -54,10 +54,10 @@ def test_resume_keeps_finished_shards(tmp_path):
 @pytest.mark.parametrize(
     ("change", "named"),
     [
-        ({"settings": {"beam": 1}}, r"the settings \(beam\) differ"),
+        ({"settings": {"beam": 1}}, r"the options \(--beam\) differ"),
         ({"digest": digest([["other"]])}, "the input differ"),
-        ({"shard_size": 3}, "shard-size differ"),
-        ({"task": "align"}, "task differ"),
+        ({"shard_size": 3}, "--shard-size differ"),
+        ({"task": "align"}, "the command differ"),
     ],
 )
 def test_resume_of_another_job_names_what_differs(tmp_path, change, named):
@@ -90,3 +90,18 @@ def test_resume_computes_again_a_shard_that_is_not_finished(tmp_path, content, c
     assert "is not a finished shard: computed again" in caplog.text
     with pytest.raises(UsageError, match="changed while the job ran"):
         again.outputs()
+
+
+def test_a_shards_folder_that_cannot_be_made_names_the_option(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match="--shards .*file/job"):
+        Folder(tmp_path / "file" / "job", plan())
+
+
+def test_evaluate_output_without_a_folder_is_refused_before_any_work(tmp_path, capsys):
+    from attnkit.cli.main import main
+
+    (tmp_path / "s").write_text("hi\n")
+    argv = ["evaluate", "--model", "enfr-rnn", "--src", str(tmp_path / "s"), "--ref", str(tmp_path / "s")]
+    assert main([*argv, "--output", str(tmp_path / "no" / "out.txt")]) == 2
+    assert "no folder" in capsys.readouterr().err

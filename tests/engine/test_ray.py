@@ -160,7 +160,7 @@ def test_resume_skips_finished_shards_and_refuses_another_job(cluster, sources, 
     assert again.stdout.splitlines().count("(kept)") == 64
     assert attnkit(*argv, stdin=text).returncode == 2  # the folder is not overwritten without --resume
     other = attnkit(*[("2" if a == "1" else a) for a in argv], "--resume", stdin=text)  # --beam 2
-    assert other.returncode == 2 and "(beam) differ" in other.stderr
+    assert other.returncode == 2 and "(--beam) differ" in other.stderr
 
 
 def test_ctrl_c_stops_workers_and_keeps_finished_shards(cluster, sources, tmp_path):

@@ -43,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
         if value < 1:
             raise UsageError(f"{flag} must be >= 1, got {value}")
     if args.output:
+        from ..files import refuse_same_outputs
+
+        refuse_same_outputs({"--output": args.output})  # a folder, or no folder to write in: before any work
         refuse_overwrite(
             args.output, {"--src": args.src, "--ref": args.ref, "--model": args.model}, "--output"
         )

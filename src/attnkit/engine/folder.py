@@ -65,8 +65,11 @@ class Folder:
             raise UsageError(
                 f"--shards {path} already holds files: give --resume to continue its job, or a new folder"
             )
-        self.shards.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(self.path / MANIFEST, asdict(plan))
+        try:
+            self.shards.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(self.path / MANIFEST, asdict(plan))
+        except OSError as e:
+            raise UsageError(f"--shards {path}: {e.strerror or e}") from None
 
     def _check_resumable(self) -> None:
         manifest = self.path / MANIFEST
@@ -77,13 +80,15 @@ class Folder:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise UsageError(f"--resume: {manifest} cannot be read ({e})") from None
         now = json.loads(json_text(asdict(self.plan)))
-        names = {"digest": "the input", "n_items": "the number of items"}
+        names = {"task": "the command", "digest": "the input", "n_items": "the number of lines"}
+        names.update(shard_size="--shard-size", settings="the options")
         for key in ("task", "digest", "n_items", "shard_size", "settings"):
             if not isinstance(earlier, dict) or earlier.get(key) != now[key]:
-                what = names.get(key, key.replace("_", "-"))
+                what = names[key]
                 if key == "settings" and isinstance(earlier, dict) and isinstance(earlier.get(key), dict):
                     changed = sorted(k for k in now[key] if earlier[key].get(k) != now[key][k])
-                    what = "the settings (" + ", ".join(changed or sorted(earlier[key])) + ")"
+                    flags = ["--" + k.replace("_", "-") for k in changed or sorted(earlier[key])]
+                    what = "the options (" + ", ".join(flags) + ")"
                 raise UsageError(
                     f"--resume: {self.path} holds another job ({what} differ): give the same input "
                     "and options, or a new folder"
