@@ -118,8 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _user_error(
             args, f"this needs {exc.name}, which is not installed: pip install 'attnkit[{extra}]'"
         )
-    except KeyboardInterrupt:
-        print(f"attnkit {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # one line; a job that kept its finished parts says so (engine)
+        print(f"attnkit {args.command}: interrupted" + (f": {exc}" if str(exc) else ""), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

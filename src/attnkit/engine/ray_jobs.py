@@ -154,10 +154,11 @@ def run_job(
         start = time.perf_counter()
         try:
             _run(job, items, folder, pending, address, workers)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # the CLI's one "interrupted" line says what was kept
             kept = len(folder.done())
-            log.warning(f"interrupted: {kept} of {plan.n_shards} shards kept in {folder.path} (--resume)")
-            raise
+            raise KeyboardInterrupt(
+                f"{kept} of {plan.n_shards} shards kept in {folder.path} (--resume)"
+            ) from None
         done = sum(plan.bounds(k)[1] - plan.bounds(k)[0] for k in pending)
         log.info(f"{done} items in {time.perf_counter() - start:.1f} s on Ray ({len(pending)} shards)")
     return folder.outputs()
