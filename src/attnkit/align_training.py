@@ -29,7 +29,8 @@ def guides(translator: Any, sources: Sequence[str], targets: Sequence[str], link
     src_ids, tgt_ids = translator.pair_ids(sources, targets)
     out = []
     for s_ids, t_ids, found in zip(src_ids, tgt_ids, links):
-        src_p, tgt_p, _ = translator.pair_maps(s_ids, t_ids, np.zeros((len(t_ids) + 1, len(s_ids) + 4)))
+        ends = len(translator.source_suffix)
+        src_p, tgt_p, _ = translator.pair_maps(s_ids, t_ids, np.zeros((len(t_ids) + 1, len(s_ids) + ends)))
         src_words = [g for g, sp in zip(word_groups(src_p), special_words(src_p)) if not sp]
         tgt_words = [g for g, sp in zip(word_groups(tgt_p), special_words(tgt_p)) if not sp]
         guide = np.zeros((len(tgt_p), len(src_p)), dtype=np.float32)

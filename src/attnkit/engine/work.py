@@ -71,10 +71,11 @@ def _evaluate(options: dict[str, Any]) -> Shard:
 def row_entropy(attention: np.ndarray) -> list[float]:
     """(sum, count) of the entropies (nats) of one translation's non-zero attention rows, as
     ``evaluation.report.mean_entropy`` counts them."""
+    from ..evaluation.report import row_entropies
+
     if not attention.size:
         return [0.0, 0]
-    w = np.asarray(attention, dtype=np.float64).reshape(-1, attention.shape[-1])
-    rows = -(w * np.log(np.where(w > 0, w, 1.0))).sum(-1)[w.sum(-1) > 0]
+    rows = row_entropies(attention)
     return [float(rows.sum()), int(rows.size)]
 
 

@@ -15,14 +15,14 @@ from .speed import peak_rss_mb, timed
 def mean_entropy(attentions: Sequence[np.ndarray]) -> float:
     """Mean entropy (nats) over every target token's attention row of every sentence (0 log 0 = 0;
     all-zero rows are left out, as ``attention.attention_entropy`` does). NumPy: no torch needed."""
-    per_row = []
-    for a in attentions:
-        if not a.size:
-            continue
-        w = np.asarray(a, dtype=np.float64).reshape(-1, a.shape[-1])
-        logs = np.log(np.where(w > 0, w, 1.0))
-        per_row.append(-(w * logs).sum(-1)[w.sum(-1) > 0])
+    per_row = [row_entropies(a) for a in attentions if a.size]
     return float(np.concatenate(per_row).mean()) if per_row else 0.0
+
+
+def row_entropies(attention: np.ndarray) -> np.ndarray:
+    """The entropy (nats) of each non-zero row of one attention map (any leading dims), as float64."""
+    w = np.asarray(attention, dtype=np.float64).reshape(-1, attention.shape[-1])
+    return -(w * np.log(np.where(w > 0, w, 1.0))).sum(-1)[w.sum(-1) > 0]
 
 
 def evaluate_translator(
