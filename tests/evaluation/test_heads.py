@@ -94,3 +94,39 @@ def test_attention_map_options_that_do_not_apply_exit_2_with_one_line(translator
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert message in err[-1] and len(err) <= 2
+
+
+def test_a_row_gate_masks_each_batch_row_as_its_own_gate_would():
+    torch.manual_seed(0)
+    attention = MultiHeadAttention(16, 4).eval()
+    query, memory = torch.randn(3, 2, 16), torch.randn(3, 5, 16)
+    gates = torch.tensor([[1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0]])
+    attention.head_gate = gates
+    together, _ = attention(query, memory, memory, need_weights=False)
+    for row, gate in enumerate(gates):
+        attention.head_gate = gate
+        alone, _ = attention(query[row : row + 1], memory[row : row + 1], memory[row : row + 1])
+        assert torch.allclose(together[row : row + 1], alone, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:.*length limit")
+@pytest.mark.parametrize("beam", [1, 3])
+def test_masks_decoded_together_equal_each_mask_decoded_alone(transformer, beam, monkeypatch):
+    """Several masks share one batch (and the encoder layers below their first masked head); each
+    mask's translations and loss are those of the model masked alone."""
+    import attnkit.evaluation.head_batches as batches
+    from attnkit.evaluation.heads import corpus_loss
+
+    monkeypatch.setattr(batches, "ROWS", 8)  # several groups of masks, and some masks alone
+    sources = ["the cat sat .", "a dog .", "", "the dog sat on the cat .", "a cat ."]
+    refs = ["le chat .", "un chien .", "rien .", "le chien .", "un chat ."]
+    masks = [[], [("encoder", 1, 0)], [("encoder", 0, 1), ("cross", 1, 1)], [("decoder", 0, 0)],
+             [("cross", 0, 0), ("cross", 0, 1)], all_heads(transformer.model)]  # fmt: skip
+    src_ids, tgt_ids = transformer.pair_ids(sources, refs)
+    together, losses = batches.masked_scores(transformer, src_ids, tgt_ids, masks, beam, batch=2)
+    for mask, hypotheses, loss in zip(masks, together, losses):
+        with masked_heads(transformer.model, mask):
+            alone = [r.translation for r in transformer.translate(sources, beam=beam, batch_size=2)]
+            assert loss == pytest.approx(corpus_loss(transformer, src_ids, tgt_ids), abs=1e-5)
+        assert hypotheses == alone
+    assert together[0][2] == "" and len({tuple(h) for h in together}) > 1  # the masks change outputs

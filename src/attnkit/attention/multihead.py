@@ -70,7 +70,8 @@ class MultiHeadAttention(nn.Module):
         self.key_proj = nn.Linear(self.kdim, d_model, bias=bias)
         self.value_proj = nn.Linear(self.vdim, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-        # (H,) multipliers of the heads' outputs, None = all heads (``evaluation.heads`` masks with it)
+        # (H,) multipliers of the heads' outputs, or (B, H) one row per batch row; None = all heads
+        # (``evaluation.heads`` masks with it)
         self.head_gate: Tensor | None = None
 
     def _split(self, x: Tensor) -> Tensor:
@@ -121,7 +122,8 @@ class MultiHeadAttention(nn.Module):
             context = F.scaled_dot_product_attention(q, kv.key, kv.value, attn_mask=mask, dropout_p=drop)
             weights = None
         if self.head_gate is not None:
-            context = context * self.head_gate.view(1, -1, 1, 1)
+            gate = self.head_gate
+            context = context * gate.view(gate.shape[0] if gate.dim() == 2 else 1, -1, 1, 1)
         merged = context.transpose(1, 2).reshape(batch, length, self.d_model)  # (B, T, D)
         return self.out_proj(merged), weights
 

@@ -16,7 +16,7 @@ from torch import Tensor
 from .. import search
 from ..search import Hypothesis, length_penalty, output_vocabulary
 
-__all__ = ["Hypothesis", "TorchStepper", "length_penalty", "max_lengths", "output_vocabulary"]
+__all__ = ["Hypothesis", "TorchState", "TorchStepper", "length_penalty", "max_lengths", "output_vocabulary"]
 
 
 def max_lengths(src_mask: Tensor, ratio: float, extra: int) -> Tensor:
@@ -25,15 +25,15 @@ def max_lengths(src_mask: Tensor, ratio: float, extra: int) -> Tensor:
 
 
 @dataclass
-class _TorchState:
+class TorchState:
     inner: Any  # the model's own state (RNNState, TransformerState, ...)
     device: torch.device
 
-    def reorder(self, index: np.ndarray) -> _TorchState:
-        return _TorchState(self.inner.reorder(torch.from_numpy(index).to(self.device)), self.device)
+    def reorder(self, index: np.ndarray) -> TorchState:
+        return TorchState(self.inner.reorder(torch.from_numpy(index).to(self.device)), self.device)
 
-    def expand(self, beam: int) -> _TorchState:
-        return _TorchState(self.inner.expand(beam), self.device)
+    def expand(self, beam: int) -> TorchState:
+        return TorchState(self.inner.expand(beam), self.device)
 
 
 class TorchStepper:
@@ -44,25 +44,25 @@ class TorchStepper:
         self.target_ids = model.output.target_ids.cpu().numpy()
 
     @torch.no_grad()
-    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> _TorchState:
+    def encode(self, src: np.ndarray, src_mask: np.ndarray) -> TorchState:
         on = self.device
         state = self.model.encode(torch.from_numpy(src).to(on), torch.from_numpy(src_mask).to(on))
-        return _TorchState(state, on)
+        return TorchState(state, on)
 
     @torch.no_grad()
     def step(
-        self, prev: np.ndarray, state: _TorchState, k: int
-    ) -> tuple[np.ndarray, np.ndarray, _TorchState, np.ndarray]:
+        self, prev: np.ndarray, state: TorchState, k: int
+    ) -> tuple[np.ndarray, np.ndarray, TorchState, np.ndarray]:
         log_probs, inner, attention = self.model.step(torch.from_numpy(prev).to(self.device), state.inner)
         values, ids = torch.topk(log_probs.float(), k, dim=-1)  # (B, k): only these cross to NumPy
         out = values.cpu().numpy(), ids.cpu().numpy(), attention.float().cpu().numpy()
-        return out[0], out[1], _TorchState(inner, self.device), out[2]
+        return out[0], out[1], TorchState(inner, self.device), out[2]
 
     @torch.no_grad()
-    def step_log_probs(self, prev: np.ndarray, state: _TorchState) -> tuple[np.ndarray, _TorchState]:
+    def step_log_probs(self, prev: np.ndarray, state: TorchState) -> tuple[np.ndarray, TorchState]:
         """The whole next-token distribution (B, V_out) over ``target_ids`` (forced scoring)."""
         log_probs, inner, _ = self.model.step(torch.from_numpy(prev).to(self.device), state.inner)
-        return log_probs.float().cpu().numpy(), _TorchState(inner, self.device)
+        return log_probs.float().cpu().numpy(), TorchState(inner, self.device)
 
 
 def _numpy(src: Tensor, src_mask: Tensor) -> tuple[np.ndarray, np.ndarray]:

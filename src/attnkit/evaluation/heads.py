@@ -24,7 +24,6 @@ import torch
 from ..data.batching import make_batch
 from ..device import model_device, to_device
 from ..errors import UsageError
-from ..log import progress
 from ..tasks import with_article
 from .metrics import corpus_scores
 
@@ -108,13 +107,18 @@ def corpus_loss(
     return total / max(count, 1)
 
 
-def _score(translator: Any, data: dict[str, Any], beam: int) -> dict[str, float]:
-    hypotheses = [r.translation for r in translator.translate(data["sources"], beam=beam)]
-    bleu = corpus_scores(hypotheses, data["references"]).bleu
-    return {
-        "bleu": round(bleu, 2),
-        "loss": round(corpus_loss(translator, data["src_ids"], data["tgt_ids"]), 4),
-    }
+def score_masks(
+    translator: Any, data: dict[str, Any], beam: int, masks: Sequence[Sequence[Head]]
+) -> list[dict[str, float]]:
+    """Corpus BLEU (decoding ``beam``) and loss of the model under each mask (heads zeroed), every mask
+    decoded in the same batches (``head_batches``)."""
+    from .head_batches import masked_scores
+
+    hypotheses, losses = masked_scores(translator, data["src_ids"], data["tgt_ids"], masks, beam)
+    return [
+        {"bleu": round(corpus_scores(h, data["references"]).bleu, 2), "loss": round(loss, 4)}
+        for h, loss in zip(hypotheses, losses)
+    ]
 
 
 def head_report(
@@ -126,14 +130,12 @@ def head_report(
     model = check_model(translator)
     model.eval()
     src_ids, tgt_ids = translator.pair_ids(sources, references)
-    data = {"sources": list(sources), "references": list(references), "src_ids": src_ids, "tgt_ids": tgt_ids}
-    baseline = _score(translator, data, beam)
+    data = {"references": list(references), "src_ids": src_ids, "tgt_ids": tgt_ids}
     confidence, sinks = attention_statistics(translator, src_ids, tgt_ids)
-    rows: list[dict[str, Any]] = []
     heads = all_heads(model)
-    for head in progress(heads, len(heads), "masking each head", unit="head", minimum=1):
-        with masked_heads(model, [head]):
-            scored = _score(translator, data, beam)
+    baseline, *scores = score_masks(translator, data, beam, [[]] + [[h] for h in heads])
+    rows: list[dict[str, Any]] = []
+    for head, scored in zip(heads, scores):
         rows.append(
             {
                 "part": head[0],
@@ -146,11 +148,9 @@ def head_report(
             }
         )
     order = [(r["part"], r["layer"], r["head"]) for r in sorted(rows, key=lambda r: r["delta_loss"])]
-    pruning = []
     points = sorted({round(i * len(order) / steps) for i in range(steps + 1)})
-    for k in progress(points, len(points), "pruning curve", unit="point", minimum=1):
-        with masked_heads(model, order[:k]):
-            pruning.append({"pruned": k, "share": round(k / len(order), 3), **_score(translator, data, beam)})
+    curve = score_masks(translator, data, beam, [order[:k] for k in points])
+    pruning = [{"pruned": k, "share": round(k / len(order), 3), **s} for k, s in zip(points, curve)]
     return {
         "baseline": baseline,
         "beam": beam,

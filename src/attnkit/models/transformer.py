@@ -222,10 +222,32 @@ class TransformerSeq2Seq(nn.Module):
 
     def encode_embedded(self, embedded: Tensor, src_mask: Tensor) -> TransformerState:
         """``encode`` from ``source_embedding`` rows (B, S, D): where gradient attributions start."""
-        mask = src_mask.unsqueeze(1)  # (B, 1, S)
-        x = self.dropout(self.positions(embedded * math.sqrt(self.d_model), 0))
+        return self.state_from_output(self.encode_layers(self._embed_source(embedded), src_mask, 0), src_mask)
+
+    def _embed_source(self, embedded: Tensor) -> Tensor:
+        return self.dropout(self.positions(embedded * math.sqrt(self.d_model), 0))
+
+    def encoder_inputs(self, src: Tensor, src_mask: Tensor) -> list[Tensor]:
+        """What each encoder layer reads, bottom first, and the last layer's output: ``len(encoder) + 1``
+        tensors (B, S, D) (``evaluation.head_batches`` shares them between head masks)."""
+        mask, x = src_mask.unsqueeze(1), self._embed_source(self.source_embedding(src))
+        inputs = [x]
         for layer in self.encoder:
+            inputs.append(layer(inputs[-1], mask))
+        return inputs
+
+    def encode_layers(self, x: Tensor, src_mask: Tensor, start: int) -> Tensor:
+        """Encoder layers ``start`` and up from that layer's input x (B, S, D) -> (B, S, D), before the
+        final norm."""
+        mask = src_mask.unsqueeze(1)  # (B, 1, S)
+        for layer in self.encoder[start:]:
             x = layer(x, mask)
+        return x
+
+    def state_from_output(self, x: Tensor, src_mask: Tensor) -> TransformerState:
+        """The decoding state from the last encoder layer's output (B, S, D): the final norm and each
+        decoder layer's projected cross keys/values."""
+        mask = src_mask.unsqueeze(1)  # (B, 1, S)
         memory = self.encoder_norm(x)  # (B, S, D)
         cross = [cast(DecoderLayer, layer).cross_attn.project_kv(memory, memory) for layer in self.decoder]
         return TransformerState(memory, mask, cross, None, 0)
@@ -244,6 +266,11 @@ class TransformerSeq2Seq(nn.Module):
         new = TransformerState(state.memory, state.src_mask, state.cross, caches, state.offset + tgt.shape[1])
         return self.decoder_norm(x), new, maps
 
+    def decode_hidden(self, tgt_in: Tensor, state: TransformerState) -> Tensor:
+        """Teacher-forced decoder output after its norm, before the output layer: tgt_in (B, T) ->
+        (B, T, D)."""
+        return self._decode(tgt_in, state, set())[0]
+
     @torch.no_grad()
     def self_attention_maps(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor
@@ -255,8 +282,7 @@ class TransformerSeq2Seq(nn.Module):
     def trace(self, src_embedded: Tensor, src_mask: Tensor, tgt_in: Tensor) -> TransformerTrace:
         """The forward pass from ``source_embedding`` rows (B, S, D) with every attention map kept in
         the autograd graph (gradient-weighted maps differentiate through them)."""
-        mask = src_mask.unsqueeze(1)  # (B, 1, S)
-        x = self.dropout(self.positions(src_embedded * math.sqrt(self.d_model), 0))
+        mask, x = src_mask.unsqueeze(1), self._embed_source(src_embedded)  # (B, 1, S), (B, S, D)
         encoder = []
         for layer in self.encoder:
             x, weights = cast(EncoderLayer, layer).run(x, mask, need_weights=True)
