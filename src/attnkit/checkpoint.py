@@ -17,10 +17,12 @@ refused with a message naming ``attnkit convert``.
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import pickle
 import random
 import re
+import sys
 import types
 import typing
 import warnings
@@ -344,6 +346,22 @@ UNREADABLE = (
 )
 
 
+def _trusted_load(src: Path) -> Any:
+    """``torch.load`` with arbitrary objects allowed; any failure is one line. Random bytes can leave the
+    unpickler's half-built objects failing their own cleanup, which CPython reports through
+    ``sys.unraisablehook`` as a traceback on stderr: that report is dropped here (the line says enough)."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: None
+    try:
+        return torch.load(src, map_location="cpu", weights_only=False)
+    except Exception as exc:  # noqa: BLE001 - arbitrary bytes unpickled: any failure means unreadable
+        reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {reason})") from None
+    finally:
+        gc.collect()  # the half-built objects go now, while their reports are dropped
+        sys.unraisablehook = hook
+
+
 def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False) -> Checkpoint:
     """Rewrite an earlier attnkit checkpoint in format 2. Unpickling arbitrary objects happens only
     with ``trust_pickle`` (a warning says so); the result is checked before it is written."""
@@ -356,11 +374,7 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
         if not trust_pickle:
             _read_safely(src)  # raises the message that names --trust-pickle
         warnings.warn(f"{src}: unpickling with arbitrary objects allowed (--trust-pickle)", stacklevel=2)
-        try:
-            payload = torch.load(src, map_location="cpu", weights_only=False)
-        except Exception as exc:  # noqa: BLE001 - arbitrary bytes unpickled: any failure means unreadable
-            reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
-            raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {reason})") from None
+        payload = _trusted_load(src)
     except UNREADABLE as exc:
         raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {exc})") from None
     if not isinstance(payload, dict):

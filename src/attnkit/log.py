@@ -24,9 +24,11 @@ class _TqdmHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            from tqdm import tqdm
-
-            tqdm.write(self.format(record), file=sys.stderr)
+            running = sys.modules.get("tqdm")  # imported by ``progress`` only when a bar is shown
+            if running is None:
+                print(self.format(record), file=sys.stderr)
+            else:
+                running.tqdm.write(self.format(record), file=sys.stderr)
         except Exception:  # a logging handler must never raise into the caller
             self.handleError(record)
 
@@ -53,13 +55,13 @@ def progress(
     single request of the server), or when stderr is not a terminal and ``ATTNKIT_PROGRESS`` is unset."""
     import os
 
+    shown = sys.stderr.isatty() or bool(os.environ.get("ATTNKIT_PROGRESS"))
+    if _state["quiet"] or not shown or (total is not None and total < minimum):
+        yield from iterable  # no bar, and no tqdm import (~50 ms of a one-sentence command)
+        return
     from tqdm import tqdm
 
-    shown = sys.stderr.isatty() or bool(os.environ.get("ATTNKIT_PROGRESS"))
-    disable = _state["quiet"] or not shown or (total is not None and total < minimum)
-    bar: Any = tqdm(
-        iterable, total=total, desc=desc, unit=unit, file=sys.stderr, disable=disable, leave=False
-    )
+    bar: Any = tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
     yield from bar
 
 

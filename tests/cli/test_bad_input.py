@@ -182,6 +182,16 @@ def test_convert_trust_pickle_on_random_bytes_is_a_clear_error(tmp_path, capsys)
     _one_line_error(capsys, "would replace the input")
 
 
+def test_convert_trust_pickle_on_bytes_whose_unpickling_fails_its_own_cleanup_is_one_line(tmp_path, capsys):
+    """4 KB of random bytes (kept as found by fuzzing) on which unpickling runs out of memory and CPython
+    then reports a failed cleanup through sys.unraisablehook: still one line, no traceback."""
+    from pathlib import Path
+
+    junk = Path(__file__).parents[1] / "fixtures" / "pickle-memory-error.pt"
+    assert main(["convert", str(junk), str(tmp_path / "new.pt"), "--trust-pickle"]) == 2
+    _one_line_error(capsys, "not an attnkit checkpoint (unreadable: ")
+
+
 def test_align_refuses_gold_links_outside_the_sentences_and_empty_gold(translator_ckpt, tmp_path, capsys):
     src, tgt, gold = tmp_path / "s", tmp_path / "t", tmp_path / "g"
     src.write_text("ab cd\n")

@@ -95,3 +95,24 @@ def test_a_cache_that_cannot_be_written_is_skipped(home, monkeypatch):
     (home.parent / "elsewhere" / "runtime").mkdir(parents=True)
     (home.parent / "elsewhere" / "runtime" / "graphs").write_text("a file where the folder should be")
     assert _translate(folder, int8=True) == expected
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing"])
+def test_kept_weights_live_beside_the_graph_and_a_damaged_weights_file_is_rebuilt(home, damage):
+    """The optimized graph keeps its weights in a file of its own (onnxruntime maps it instead of
+    holding a second copy); a weights file cut short or gone: the graph itself runs, and the next start
+    keeps it again."""
+    folder = find_export("enfr-rnn")
+    expected = _translate(folder, int8=True)
+    weights = sorted((home / "graphs").glob("*.data"))
+    graphs = sorted((home / "graphs").glob("*.onnx"))
+    assert len(weights) == 2
+    assert all(w.stat().st_size > 10 * g.stat().st_size for w, g in zip(weights, graphs))
+    for w in weights:
+        if damage == "missing":
+            w.unlink()
+        else:
+            w.write_bytes(w.read_bytes()[: w.stat().st_size // 3])
+    assert _translate(folder, int8=True) == expected
+    assert _translate(folder, int8=True) == expected and all(g.is_file() for g in graphs)
+    assert all(w.stat().st_size > 10 * g.stat().st_size for w, g in zip(weights, graphs))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import signal
 import sys
 import traceback
@@ -14,51 +15,33 @@ from typing import Any, TextIO
 
 from ..errors import AttnkitError, UsageError
 from ..log import configure, log
-from . import (
-    cmd_align,
-    cmd_average,
-    cmd_caption,
-    cmd_classify,
-    cmd_compare,
-    cmd_convert,
-    cmd_data,
-    cmd_ensemble,
-    cmd_evaluate,
-    cmd_export,
-    cmd_faithfulness,
-    cmd_fetch,
-    cmd_heads,
-    cmd_inspect,
-    cmd_list,
-    cmd_plot,
-    cmd_serve,
-    cmd_train,
-    cmd_translate,
-)
 
+# command -> the module (attnkit.cli.cmd_*) whose ``add_parser`` and ``run`` serve it; a command's module
+# is imported only when the command runs (or when help lists them all): start-up reads one.
 COMMANDS = {
-    "translate": cmd_translate,
-    "evaluate": cmd_evaluate,
-    "align": cmd_align,
-    "faithfulness": cmd_faithfulness,
-    "heads": cmd_heads,
-    "train": cmd_train,
-    "classify": cmd_classify,
-    "evaluate-classifier": cmd_classify,
-    "caption": cmd_caption,
-    "evaluate-captioner": cmd_caption,
-    "plot": cmd_plot,
-    "average": cmd_average,
-    "ensemble": cmd_ensemble,
-    "convert": cmd_convert,
-    "export": cmd_export,
-    "serve": cmd_serve,
-    "list": cmd_list,
-    "fetch": cmd_fetch,
-    "data": cmd_data,
-    "compare": cmd_compare,
-    "inspect": cmd_inspect,
+    "translate": "cmd_translate",
+    "evaluate": "cmd_evaluate",
+    "align": "cmd_align",
+    "faithfulness": "cmd_faithfulness",
+    "heads": "cmd_heads",
+    "train": "cmd_train",
+    "classify": "cmd_classify",
+    "evaluate-classifier": "cmd_classify",
+    "caption": "cmd_caption",
+    "evaluate-captioner": "cmd_caption",
+    "plot": "cmd_plot",
+    "average": "cmd_average",
+    "ensemble": "cmd_ensemble",
+    "convert": "cmd_convert",
+    "export": "cmd_export",
+    "serve": "cmd_serve",
+    "list": "cmd_list",
+    "fetch": "cmd_fetch",
+    "data": "cmd_data",
+    "compare": "cmd_compare",
+    "inspect": "cmd_inspect",
 }
+GLOBAL_FLAGS = ("-q", "--quiet", "--debug")
 
 
 # OS errors about a path the user named: a missing input, a folder where a file was expected, no permission.
@@ -84,7 +67,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` the global options and that one command."""
     parser = _Parser(prog="attnkit", description="Attention in sequence models, made real.")
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="warnings and errors only; no progress bars"
@@ -94,12 +78,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
-        module.add_parser(sub, name)
+        if only is None or name == only:
+            importlib.import_module(f"{__package__}.{module}").add_parser(sub, name)
     return parser
 
 
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names after the global options, if it is one (else None: the whole parser
+    answers, listing every command)."""
+    words = [word for word in argv if word not in GLOBAL_FLAGS]
+    return words[0] if words and words[0] in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_named_command(argv))
     args = parser.parse_args(argv)
     configure(quiet=args.quiet)
     warnings.showwarning = _one_line_warning  # the CLI's own choice: a warning is one line, not two

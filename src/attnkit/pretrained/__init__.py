@@ -21,8 +21,10 @@ def shipped() -> dict[str, Path]:
     """Names of the shipped models that are installed here -> checkpoint paths."""
     found = {p.parent.name: p for p in sorted(ROOT.glob("*/model.pt"))}
     for name in store.names("pretrained"):
+        if name in found:  # in the package: no need to look in the cache
+            continue
         folder = store.local("pretrained", name)
-        if name not in found and folder is not None and (folder / "model.pt").is_file():
+        if folder is not None and (folder / "model.pt").is_file():
             found[name] = folder / "model.pt"
     return dict(sorted(found.items()))
 
