@@ -131,6 +131,7 @@ def align(
     gold: Any = None,
     backend: str = "auto",
     device: str = "cpu",
+    int8: bool = False,
     **options: Any,
 ) -> Any:
     """Word links of sentence pairs (whitespace-separated words) -> ``AlignmentReport`` (``.pharaoh()``,
@@ -138,19 +139,29 @@ def align(
     ``reverse_model``: shipped names or paths (defaults: ``align_settings``). ``options``: layer, heads,
     shift, threshold (``alignment.aligner.align_corpus``)."""
     settings = align_settings(model, reverse_model, scores, method, symmetrize, backend=backend)
-    forward, reverse = load_aligners(settings, backend, device)
+    forward, reverse = load_aligners(settings, backend, device, int8)
     return run(settings, forward, reverse, sources, targets, gold, **options)
 
 
-def load_aligners(settings: AlignSettings, backend: str = "auto", device: str = "cpu") -> tuple[Any, Any]:
-    """The forward and reverse (or None) translators the settings read (torch where the scores need it)."""
-    from .api import load_translator
+def load_aligners(
+    settings: AlignSettings, backend: str = "auto", device: str = "cpu", int8: bool = False
+) -> tuple[Any, Any]:
+    """The forward and reverse (or None) translators the settings read (torch where the scores need it).
+    ``int8``: the models' int8 ONNX graphs (attention scores only); a reverse model without int8 graphs
+    runs its fp32 ones, as a reranker's channel model does."""
+    from .api import has_int8_graphs, load_translator
 
+    if int8 and settings.scores != "attention":
+        raise UsageError(
+            f"--int8 runs ONNX int8 graphs, which give attention only; --scores {settings.scores} reads the "
+            "torch model: use --scores attention with --int8, or drop --int8"
+        )
     on = "torch" if settings.scores != "attention" else backend
-    forward = load_translator(settings.model, device=device, backend=on, rerank=False)
+    forward = load_translator(settings.model, device=device, backend=on, rerank=False, int8=int8)
     reverse = None
     if settings.reverse:
-        reverse = load_translator(settings.reverse, device=device, backend=on, rerank=False)
+        own = int8 and has_int8_graphs(settings.reverse)
+        reverse = load_translator(settings.reverse, device=device, backend=on, rerank=False, int8=own)
     return forward, reverse
 
 

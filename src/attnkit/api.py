@@ -101,14 +101,14 @@ def _load_pair(
     if is_hf_reference(path_or_name) or is_hf_reference(channel):  # transformers sets torch's default
         # device while it loads (meta tensors): another model built meanwhile would get it too
         first = _load_translator(path_or_name, int8, device, backend)
-        return first, _load_translator(channel, int8 and _has_int8(channel), device, backend)
+        return first, _load_translator(channel, int8 and has_int8_graphs(channel), device, backend)
     with ThreadPoolExecutor(1) as pool:
-        second = pool.submit(_load_translator, channel, int8 and _has_int8(channel), device, backend)
+        second = pool.submit(_load_translator, channel, int8 and has_int8_graphs(channel), device, backend)
         first = _load_translator(path_or_name, int8, device, backend)
         return first, second.result()
 
 
-def _has_int8(path_or_name: str | Path) -> bool:
+def has_int8_graphs(path_or_name: str | Path) -> bool:
     """Whether a model has int8 ONNX graphs (a channel model runs them with ``--int8``, else fp32 on the
     runtime rather than torch's dynamic int8); a checkpoint path: torch's int8."""
     from .pretrained import find_export

@@ -102,3 +102,14 @@ def test_empty_lines_keep_their_place_with_no_links(tmp_path, capsys):
     (tmp_path / "t").write_text("le chat .\nun chat\nle chien .\n")  # a pair with one side empty
     lines = _run(["--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"), "--model", "enfr-rnn"], capsys)
     assert len(lines) == 3 and lines[1] == "" and lines[0] and lines[2]
+
+
+def test_int8_reads_attention_from_the_int8_graphs_and_refuses_torch_scores(pair, capsys):
+    """--int8 aligns on the int8 ONNX graphs (the shipped reverse has fp32 graphs only: it runs those);
+    scores that read the torch model, or --adapt, are refused in one line before any work."""
+    links = _run([*pair, "--int8", "--scores", "attention"], capsys)
+    assert len(links) == 2 and all(links)
+    for extra in (["--scores", "grad"], ["--scores", "attention", "--adapt", "5"]):
+        assert main(["align", *pair, "--int8", *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "--int8 runs ONNX int8 graphs, which give attention only" in err

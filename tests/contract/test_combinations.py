@@ -22,64 +22,16 @@ from attnkit.errors import UsageError
 from attnkit.explain.translator_maps import with_attention_map
 from attnkit.invariants import check_matrix, check_translation
 from attnkit.rerank import NoisyChannel
+from tests.contract.builds import BUILDS
 
 WORDS = ["the", "cat", "sits", "on", "mat", "dog", "eats", "where", "is", "i", "like", "tea", "a"]
 SENTENCES = ["the cat sits on the mat", "where is the dog", "i like tea"]
-# the backends tests can build, by the table's kind; onnx int8 is the onnx kind's "int8" provision
-BUILDS = ["torch-rnn", "torch-transformer", "onnx-rnn", "onnx-transformer", "onnx8-transformer"]
-BUILDS += [
-    "hf-marian",
-    "hf-bart",
-    "hf-t5",
-]  # Hugging Face families (mBART, M2M100, FSMT: tests/hf/test_source_ids.py)
 OPTIONS = [
     {"beam": 1, "n_best": 1, "rerank": False},
     {"beam": 3, "n_best": 1, "rerank": False},
     {"beam": 3, "n_best": 3, "rerank": False},
     {"beam": 3, "n_best": 2, "rerank": True},
 ]
-
-
-@pytest.fixture(scope="module")
-def specs(translator_ckpt, transformer_ckpt, tmp_path_factory):
-    """Each build's (model reference, --backend, --int8) as a user gives it (made lazily, once)."""
-    cache: dict[str, tuple[str, str, bool]] = {}
-
-    def get(build: str) -> tuple[str, str, bool]:
-        if build not in cache:
-            kind, _, model = build.partition("-")
-            checkpoint = str(translator_ckpt if model == "rnn" else transformer_ckpt)
-            if kind == "hf":
-                pytest.importorskip("transformers")
-                from tests.hf import tiny
-
-                family = tiny.FAMILIES[model]
-                cache[build] = (str(family(tmp_path_factory.mktemp(f"combo-{model}"))), "auto", False)
-            elif kind == "torch":
-                cache[build] = (checkpoint, "torch", False)
-            else:
-                from attnkit.export import export
-
-                folder = tmp_path_factory.mktemp(f"combo-{build}") / "onnx"
-                export(checkpoint, folder, int8=kind == "onnx8")
-                cache[build] = (str(folder), "onnx", kind == "onnx8")
-        return cache[build]
-
-    return get
-
-
-@pytest.fixture(scope="module")
-def built(specs):
-    """Each build's translator (loaded once)."""
-    cache: dict[str, object] = {}
-
-    def get(build: str):
-        if build not in cache:
-            spec, backend, int8 = specs(build)
-            cache[build] = load_translator(spec, backend=backend, int8=int8)
-        return cache[build]
-
-    return get
 
 
 def _with_options(translator, options, channel):

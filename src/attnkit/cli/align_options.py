@@ -119,4 +119,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
     add_backend(p)
+    p.add_argument(
+        "--int8",
+        action="store_true",
+        help="the models' int8 ONNX graphs (an export made with --int8-only has no others); attention "
+        "scores only; a reverse model without int8 graphs runs its fp32 ones",
+    )
     add_engine(p)

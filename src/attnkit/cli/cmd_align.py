@@ -63,9 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.guided and not args.reverse_model:
         raise UsageError("--guided teaches each direction what both agree on: it needs a reverse model")
     if args.reverse_model:  # before minutes of fine-tuning
-        from ..api import load_translator
-
-        forward, backward = (load_translator(m, backend=_backend(args), rerank=False) for m in _names(args))
+        forward, backward = (_load(args, m, reverse=i == 1) for i, m in enumerate(_names(args)))
         check_aligners(args, forward, backward)
     import tempfile
 
@@ -145,15 +143,12 @@ def _choose_defaults(args: argparse.Namespace) -> None:
 
 def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> int:
     from ..aligning import AlignSettings, run
-    from ..api import load_translator
 
-    translator = load_translator(args.model, device=args.device, backend=_backend(args), rerank=False)
+    translator = _load(args, args.model)
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     reverse = None
     if args.reverse_model and not args.search:
-        reverse = load_translator(
-            args.reverse_model, device=args.device, backend=_backend(args), rerank=False
-        )
+        reverse = _load(args, args.reverse_model, reverse=True)
     if not args.adapt:  # adapted copies were checked before their fine-tuning
         check_aligners(args, translator, reverse)
     if args.search:
@@ -181,6 +176,7 @@ def _on_ray(
 
     args.shard_size = -(-args.shard_size // 64) * 64  # whole batches of forced decoding: the same floats
     job = {**options, "settings": asdict(settings), "backend": _backend(args), "device": args.device}
+    job["int8"] = args.int8
     job["probabilities"] = bool(args.probabilities or args.plot)
     outputs = run_sharded("align", job, [[s, t] for s, t in zip(sources, targets)], args)
     links = [{(int(s), int(t)) for s, t in out["links"]} for out in outputs]
@@ -237,8 +233,23 @@ def _print(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     print(json_text(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
 
 
+def _load(args: argparse.Namespace, name: str, reverse: bool = False) -> Any:
+    """A model ``attnkit align`` reads, on its backend; with --int8 its int8 graphs (a reverse model
+    without any: its fp32 ones)."""
+    from ..api import has_int8_graphs, load_translator
+
+    int8 = bool(args.int8) and (not reverse or has_int8_graphs(name))
+    return load_translator(name, device=args.device, backend=_backend(args), rerank=False, int8=int8)
+
+
 def _backend(args: argparse.Namespace) -> str:
     """Scores other than the attention itself read the torch model (gradients, value vectors)."""
+    if args.int8 and (args.scores != "attention" or args.adapt):
+        needs = f"--scores {args.scores} reads" if args.scores != "attention" else "--adapt fine-tunes"
+        raise UsageError(
+            f"--int8 runs ONNX int8 graphs, which give attention only; {needs} the torch model: "
+            "use --scores attention without --adapt, or drop --int8"
+        )
     if args.scores != "attention":
         if args.backend == "onnx":
             raise UsageError(
@@ -289,7 +300,6 @@ def _gold(gold: str, sources: list[str], targets: list[str]) -> Any:
 def _search(args: argparse.Namespace, translator: Any, sources: list[str], targets: list[str]) -> int:
     """AER for every decoder layer and head of a Transformer (a reverse model, if any, read once)."""
     from ..alignment.aligner import Matrices, align_corpus, corpus_matrices
-    from ..api import load_translator
 
     if args.gold is None:
         raise UsageError("--search needs --gold")
@@ -305,9 +315,7 @@ def _search(args: argparse.Namespace, translator: Any, sources: list[str], targe
         )
     backward = None
     if args.reverse_model:
-        reverse = load_translator(
-            args.reverse_model, device=args.device, backend=_backend(args), rerank=False
-        )
+        reverse = _load(args, args.reverse_model, reverse=True)
         backward = corpus_matrices(reverse, targets, sources, scores=args.scores, shift=args.shift).forward
     rows = []
     for layer in range(n_layers):

@@ -83,7 +83,9 @@ def _align(options: dict[str, Any]) -> Shard:
     from ..aligning import AlignSettings, load_aligners, run
 
     settings = AlignSettings(**options["settings"])
-    forward, reverse = load_aligners(settings, options.get("backend", "auto"), options.get("device", "cpu"))
+    forward, reverse = load_aligners(
+        settings, options.get("backend", "auto"), options.get("device", "cpu"), options.get("int8", False)
+    )
     keys = ("heads", "layer", "shift", "threshold", "null_threshold")
     extra = {k: options[k] for k in keys if k in options}
 

@@ -257,7 +257,8 @@ class Explorer:
         return {"model": model.name, "result": result}
 
     async def align(self, request: Request) -> dict[str, Any]:
-        data = await read_json(request, self.limits, ("sources", "targets", "model", "method", "gold"))
+        fields = ("sources", "targets", "model", "method", "gold", "null_threshold", "probabilities")
+        data = await read_json(request, self.limits, fields)
         sources = sentence_list(data, "sources", self.limits)
         targets = sentence_list(data, "targets", self.limits)
         if len(sources) != len(targets):
@@ -274,11 +275,15 @@ class Explorer:
             raise RequestError(400, "field 'gold' must be a string of NAACL lines 'SENT SRC TGT [S|P]'")
         if gold is not None:
             gold = strings({"gold": [gold]}, "gold", self.limits, self.limits.max_body_bytes)[0]
+        # as `attnkit align --null-threshold P --format json [--probabilities]`
+        null_threshold = number(data, "null_threshold", 0.0, 1.0) or 0.0
+        probabilities = boolean(data, "probabilities")
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
         lane = self.heavy_executor if work(sources + targets) >= self.limits.heavy_work else self.executor
 
         def run() -> dict[str, Any]:  # the models `attnkit align --model NAME` reads, loaded on first use
-            return alignment_report(self.models.aligners(model.name), sources, targets, method, gold)
+            aligners = self.models.aligners(model.name)
+            return alignment_report(aligners, sources, targets, method, gold, null_threshold, probabilities)
 
         report = await asyncio.get_running_loop().run_in_executor(lane, run)
         return {"model": model.name, **report}

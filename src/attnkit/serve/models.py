@@ -234,9 +234,13 @@ def alignment_report(
     targets: list[str],
     method: str | None,
     gold: str | None,
+    null_threshold: float = 0.0,
+    probabilities: bool = False,
 ) -> dict[str, Any]:
-    """Links per pair, coloured against gold links (NAACL text, 1-based) when given, with AER.
-    A pair longer than the model reads is refused (DataError), never aligned on a cut source."""
+    """Links and phrase blocks per pair, coloured against gold links (NAACL text, 1-based) when given,
+    with AER; links below ``null_threshold`` dropped, and each pair's soft matrix with ``probabilities``
+    (``attnkit align --format json``). A pair longer than the model reads is refused (DataError), never
+    aligned on a cut source."""
     links: tuple[list[Links], list[Links]] | None = None
     if gold:
         lengths = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
@@ -250,7 +254,8 @@ def alignment_report(
                 f"{translator.max_source_tokens}, so it cannot be aligned whole"
             )
     settings = dataclasses.replace(aligners[0], method=method or aligners[0].method)
-    report = run(settings, aligners[1], aligners[2], sources, targets, links)
+    report = run(settings, aligners[1], aligners[2], sources, targets, links, null_threshold=null_threshold)
     summary = report.summary()
     score = {k: summary[k] for k in ("aer", "precision", "recall")} if summary else None
-    return {"results": report.rows(), "score": score, "method": settings.method, "scores": settings.scores}
+    rows = report.json_rows(probabilities)
+    return {"results": rows, "score": score, "method": settings.method, "scores": settings.scores}
