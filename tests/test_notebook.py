@@ -164,7 +164,8 @@ def test_compare_refuses_models_of_different_directions_and_outputs_over_inputs(
 
 
 def test_every_view_has_a_static_picture_for_untrusted_notebooks():
-    """Where a notebook strips the frame, an image stays: classification, alignment and heads too."""
+    """Where a notebook strips the frame, an image stays: classification, alignment, heads and compare
+    too."""
     classifier = attnkit.load("reviews-han")
     [review] = classifier.classify(["Runs small. Returned it. Love the colour though."])
     report = attnkit.align(["the cat sits"], ["le chat est assis"], model="enfr-rnn", reverse_model="none")
@@ -180,7 +181,8 @@ def test_every_view_has_a_static_picture_for_untrusted_notebooks():
         "beam": 1,
         "pruning": [{"pruned": 0, "share": 0.0, "bleu": 30.0, "loss": 1.0}],
     }
-    for shown in (show(review, model=classifier), show(report), show(heads)):
+    compared = attnkit.compare("enfr-rnn", "enfr-transformer", ["the cat sits ."])
+    for shown in (show(review, model=classifier), show(report), show(heads), compared):
         assert 'src="data:image/png;base64,' in shown._repr_html_()
     thin = {"heads": [], "pruning": [], "baseline": {}, "sinks": {}}
     assert "data:image/png" not in show(thin)._repr_html_()  # nothing to draw: the line only

@@ -305,7 +305,7 @@ def compare(
     )
     summary = _summary(names, results, agreement, references)
     data = {"view": "compare", "models": list(names), "items": items, "summary": summary}
-    return View(data, min(180 + 330 * min(len(items), 3), 1200))
+    return View(data, min(180 + 330 * min(len(items), 3), 1200), _picture("pictures:compare_figure", data))
 
 
 def _name(model: Any) -> str:

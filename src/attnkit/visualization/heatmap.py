@@ -23,7 +23,7 @@ def check_path(path: str | Path) -> str:
     return suffix
 
 
-def _display(token: str) -> str:
+def display_piece(token: str) -> str:
     return token.replace("\u2581", "") if token not in ("\u2581",) else "_"
 
 
@@ -51,8 +51,8 @@ def attention_figure(
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     bar.ax.set_ylabel(label, rotation=-90, va="bottom")
-    ax.set_xticks(range(s), [_display(x) for x in source_tokens], rotation=45, ha="right")
-    ax.set_yticks(range(t), [_display(x) for x in target_tokens])
+    ax.set_xticks(range(s), [display_piece(x) for x in source_tokens], rotation=45, ha="right")
+    ax.set_yticks(range(t), [display_piece(x) for x in target_tokens])
     ax.set_xlabel("source")
     ax.set_ylabel("target")
     if values if values is not None else max(t, s) <= 12:
@@ -81,9 +81,9 @@ def head_grid_figure(
             ax.imshow(maps[layer, head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
             ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=8)
             ax.set_xticks(
-                range(len(source_tokens)), [_display(x) for x in source_tokens], rotation=90, fontsize=6
+                range(len(source_tokens)), [display_piece(x) for x in source_tokens], rotation=90, fontsize=6
             )
-            ax.set_yticks(range(len(target_tokens)), [_display(x) for x in target_tokens], fontsize=6)
+            ax.set_yticks(range(len(target_tokens)), [display_piece(x) for x in target_tokens], fontsize=6)
     fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -1,6 +1,6 @@
 """Static pictures of the views that have no figure of their own, for a notebook whose HTML is stripped
 (an untrusted notebook keeps an ``<img>``, not the interactive frame): a classification's decision and
-weights, and an alignment's links."""
+weights, an alignment's links, and two models compared on their most disagreeing sentence."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure  # never pyplot: no global backend or figure registry
 from matplotlib.patches import Rectangle
 
-from .heatmap import attention_figure
+from .heatmap import attention_figure, display_piece
 
 
 def classification_figure(result: Any, most_words: int = 12) -> Figure:
@@ -57,3 +57,30 @@ def links_figure(row: dict[str, Any]) -> Figure:
     for s, t in row["links"]:
         grid[t, s] = 1.0
     return attention_figure(grid, source, target, values=False, title="links (first pair)", label="link")
+
+
+def compare_figure(data: dict[str, Any]) -> Figure:
+    """A ``compare`` view's first item (the sentences are ordered most disagreeing first): both models'
+    attention (T, S) side by side, each titled with its model and translation, the metrics beneath."""
+    item = data["items"][0]
+    sides = [item[key] for key in ("a", "b") if item[key]["translation"]]
+    if not sides:
+        raise ValueError("neither model translated the first sentence")
+    widths = [len(side["source_tokens"]) for side in sides]
+    fig = Figure(
+        figsize=(
+            max(8.0, 0.5 * sum(widths) + 4),
+            max(3.5, 0.4 * max(len(s["target_tokens"]) for s in sides) + 2.5),
+        )
+    )
+    for ax, name, side in zip(fig.subplots(1, len(sides), squeeze=False)[0], data["models"], sides):
+        ax.imshow(
+            np.asarray(side["attention"], dtype=float), cmap="YlOrRd", vmin=0.0, vmax=1.0, aspect="auto"
+        )
+        source, target = ([display_piece(x) for x in side[k]] for k in ("source_tokens", "target_tokens"))
+        ax.set_xticks(range(len(source)), source, rotation=45, ha="right")
+        ax.set_yticks(range(len(target)), target)
+        ax.set_title(f"{name}: {side['translation'][:60]}", fontsize=9)
+    fig.suptitle(f"{item['source'][:90]}\n{item['metrics']}", fontsize=9)
+    fig.tight_layout()
+    return fig
