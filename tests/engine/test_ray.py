@@ -103,6 +103,7 @@ def test_translate_is_byte_identical_to_one_process(cluster, sources):
     assert spread.stdout == local.stdout  # every float of every attention row too
     assert len(spread.stdout.splitlines()) == 201
     assert "truncated to 200" in local.stderr and "truncated to 200" in spread.stderr  # the worker's warning
+    assert "logging.cc" not in spread.stderr  # Ray's note on reading RAY_BACKEND_LOG_LEVEL is dropped
 
 
 def test_align_and_its_aer_are_identical(cluster):

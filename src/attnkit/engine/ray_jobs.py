@@ -108,15 +108,43 @@ def session(address: str | None, workers: int | None) -> Iterator[int]:
     import ray
 
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
-    if address:
-        quiet.pop("include_dashboard")
-        ray.init(address=address, **quiet)  # type: ignore[arg-type]
-    else:
-        ray.init(num_cpus=workers or os.cpu_count() or 1, **quiet)  # type: ignore[arg-type]
+    with _without_level_note():
+        if address:
+            quiet.pop("include_dashboard")
+            ray.init(address=address, **quiet)  # type: ignore[arg-type]
+        else:
+            ray.init(num_cpus=workers or os.cpu_count() or 1, **quiet)  # type: ignore[arg-type]
     try:
         yield workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
     finally:
         ray.shutdown()
+
+
+LEVEL_NOTE = "Set ray log level from environment variable RAY_BACKEND_LOG_LEVEL"
+
+
+@contextmanager
+def _without_level_note() -> Iterator[None]:
+    """Ray's C++ core writes one note to the process's stderr (file descriptor 2) when it reads
+    RAY_BACKEND_LOG_LEVEL, which quiets everything else it would write: that note is dropped here, every
+    other line written meanwhile is passed on."""
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            text = caught.read().decode("utf-8", "replace")
+            kept = "".join(line for line in text.splitlines(True) if LEVEL_NOTE not in line)
+            if kept:
+                sys.stderr.write(kept)
+                sys.stderr.flush()
 
 
 class ShardActor:
