@@ -81,13 +81,27 @@ def saved_aligner(path: str) -> dict[str, Any] | None:
     from pathlib import Path
 
     folder = Path(path)
-    if not (folder / SAVED).is_file():
+    where = folder / SAVED
+    if not where.is_file():
         return None
+    fields = ("model", "reverse", "scores", "method", "symmetrize")
     try:
-        data = json.loads((folder / SAVED).read_text(encoding="utf-8"))
-        found = {k: data[k] for k in ("model", "reverse", "scores", "method", "symmetrize")}
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"{folder / SAVED}: not an aligner's settings ({type(e).__name__}: {e})") from None
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{where}: not UTF-8 text (an aligner's settings, written by --save)") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{where}:{e.lineno}: not valid JSON ({e.msg})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{where}: expected an object with {', '.join(fields)}; got {type(data).__name__}")
+    missing = [k for k in fields if k not in data]
+    if missing:
+        raise UsageError(
+            f"{where}: missing field {missing[0]!r} (an aligner's settings: {', '.join(fields)})"
+        )
+    found = {k: data[k] for k in fields}
+    for key in fields:
+        if found[key] is not None and not isinstance(found[key], str):
+            raise UsageError(f"{where}: field {key!r}: expected a string, got {json.dumps(found[key])[:40]}")
     for key in ("model", "reverse"):
         if found[key] is not None:
             found[key] = str(folder / str(found[key]))

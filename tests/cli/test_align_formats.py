@@ -113,3 +113,11 @@ def test_int8_reads_attention_from_the_int8_graphs_and_refuses_torch_scores(pair
         assert main(["align", *pair, "--int8", *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "--int8 runs ONNX int8 graphs, which give attention only" in err
+
+
+def test_a_model_that_is_not_there_is_the_only_line(pair, tmp_path, capsys):
+    """No note about its (missing) reverse model comes before the error that the model is not there."""
+    argv = [*pair[:4], "--model", str(tmp_path / "nothing")]
+    assert main(["align", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no model" in err[0]

@@ -130,6 +130,9 @@ def _choose_defaults(args: argparse.Namespace) -> None:
         backend=args.backend,
     )
     if given[0] is None and settings.reverse is None and not args.search:
+        from ..loading import resolve_reference
+
+        resolve_reference(settings.model, "translation", args.backend)  # one that is not there: that first
         log.info(
             f"align: {settings.model} has no shipped reverse model; one direction (--reverse-model adds one)"
         )
