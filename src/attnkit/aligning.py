@@ -36,6 +36,7 @@ def align_settings(
     search: bool = False,
     adapt: int = 0,
     backend: str = "auto",
+    int8: bool = False,
 ) -> AlignSettings:
     """The settings for aligning with ``model`` (default: the shipped aligner); None means the default:
     the record's reverse model ("none": one direction), grad relevance where the shipped pair and torch
@@ -62,7 +63,7 @@ def align_settings(
     if scores is None:
         pair = reverse_model is not None and reverse_model == shipped_reverse
         scores = found.align.scores if pair and found and found.align else "attention"
-        if scores != "attention" and (adapt or backend == "onnx" or not has_torch()):
+        if scores != "attention" and (adapt or backend == "onnx" or int8 or not has_torch()):
             scores = "attention"  # --adapt's gain was measured on attention; onnx reads attention only
     return AlignSettings(name, reverse_model, scores, method, symmetrize or "mean")
 
@@ -72,6 +73,12 @@ SAVED = "aligner.json"
 
 def _none(reverse: str | None) -> str | None:
     return None if reverse == "none" else reverse
+
+
+def _choices() -> dict[str, tuple[str, ...]]:
+    from .names import ALIGNMENT_METHODS, ALIGNMENT_SCORES, SYMMETRIZATIONS
+
+    return {"scores": ALIGNMENT_SCORES, "method": ALIGNMENT_METHODS, "symmetrize": SYMMETRIZATIONS}
 
 
 def saved_aligner(path: str) -> dict[str, Any] | None:
@@ -84,6 +91,8 @@ def saved_aligner(path: str) -> dict[str, Any] | None:
     where = folder / SAVED
     if not where.is_file():
         return None
+    if where.stat().st_size > 1 << 20:
+        raise UsageError(f"{where}: {where.stat().st_size} bytes; an aligner's settings are a few hundred")
     fields = ("model", "reverse", "scores", "method", "symmetrize")
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
@@ -91,6 +100,8 @@ def saved_aligner(path: str) -> dict[str, Any] | None:
         raise UsageError(f"{where}: not UTF-8 text (an aligner's settings, written by --save)") from None
     except json.JSONDecodeError as e:
         raise UsageError(f"{where}:{e.lineno}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise UsageError(f"{where}: nested too deeply to be an aligner's settings") from None
     if not isinstance(data, dict):
         raise UsageError(f"{where}: expected an object with {', '.join(fields)}; got {type(data).__name__}")
     missing = [k for k in fields if k not in data]
@@ -99,12 +110,26 @@ def saved_aligner(path: str) -> dict[str, Any] | None:
             f"{where}: missing field {missing[0]!r} (an aligner's settings: {', '.join(fields)})"
         )
     found = {k: data[k] for k in fields}
-    for key in fields:
-        if found[key] is not None and not isinstance(found[key], str):
-            raise UsageError(f"{where}: field {key!r}: expected a string, got {json.dumps(found[key])[:40]}")
+    for key, valid in _choices().items():
+        if found[key] not in valid:
+            shown = json.dumps(found[key])[:40]
+            raise UsageError(f"{where}: field {key!r}: {shown} is not one of {', '.join(valid)}")
     for key in ("model", "reverse"):
-        if found[key] is not None:
-            found[key] = str(folder / str(found[key]))
+        value = found[key]
+        if value is None and key == "reverse":
+            continue
+        inside = (
+            isinstance(value, str)
+            and value
+            and not Path(value).is_absolute()
+            and ".." not in Path(value).parts
+        )
+        if not inside or not (folder / value).is_file():
+            raise UsageError(
+                f"{where}: field {key!r}: expected the name of a checkpoint file in {folder}"
+                f"{' (or null)' if key == 'reverse' else ''}, got {json.dumps(value)[:60]}"
+            )
+        found[key] = str(folder / value)
     return found
 
 
@@ -152,7 +177,7 @@ def align(
     ``.rows()``, ``.summary()`` with AER against ``gold``: (sure, possible) 0-based links). ``model``,
     ``reverse_model``: shipped names or paths (defaults: ``align_settings``). ``options``: layer, heads,
     shift, threshold (``alignment.aligner.align_corpus``)."""
-    settings = align_settings(model, reverse_model, scores, method, symmetrize, backend=backend)
+    settings = align_settings(model, reverse_model, scores, method, symmetrize, backend=backend, int8=int8)
     forward, reverse = load_aligners(settings, backend, device, int8)
     return run(settings, forward, reverse, sources, targets, gold, **options)
 

@@ -49,11 +49,18 @@ __all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text"]  # re
 
 # -- atomic writes ------------------------------------------------------------------------------
 def atomic_torch_save(obj: Any, path: Path) -> None:
-    """``torch.save`` to a temporary file, then rename: plain data only (see the module docstring)."""
+    """``torch.save`` to a temporary file, then rename: plain data only (see the module docstring).
+    The path as ``files.write_target`` checks it (a link written through; a folder or device refused)."""
+    from .files import write_target
+
+    given = Path(path)
+    path = write_target(given)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         torch.save(obj, tmp)
         os.replace(tmp, path)
+    except OSError as e:  # name the user's path, not the hidden temporary file
+        raise type(e)(e.errno, e.strerror, str(given)) from None
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -264,7 +271,9 @@ def _read_safely(path: Path) -> Any:
     if not zipfile.is_zipfile(path):  # every checkpoint is a torch.save zip; a bare pickle is never read
         raise CheckpointError(f"{path}: not an attnkit checkpoint (not a torch.save zip archive)")
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's note on a pickle protocol it did not write
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
+            return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         raise CheckpointError(_refusal(path, str(exc))) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
@@ -329,7 +338,9 @@ def load_checkpoint(path: str | Path, task: str | None = None) -> Checkpoint:
     """Read and check a checkpoint; never runs code from the file. ``task``: require that task."""
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist")
+        raise CheckpointError(
+            f"checkpoint {path} " + ("is a folder, not a file" if path.is_dir() else "does not exist")
+        )
     return check_payload(_read_safely(path), path, task)
 
 
@@ -353,7 +364,9 @@ def _trusted_load(src: Path) -> Any:
     hook = sys.unraisablehook
     sys.unraisablehook = lambda unraisable: None
     try:
-        return torch.load(src, map_location="cpu", weights_only=False)
+        with warnings.catch_warnings():  # torch's notes on odd pickle protocols: the error line says enough
+            warnings.simplefilter("ignore")
+            return torch.load(src, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - arbitrary bytes unpickled: any failure means unreadable
         reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(f"{src}: not an attnkit checkpoint (unreadable: {reason})") from None
@@ -367,9 +380,15 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
     with ``trust_pickle`` (a warning says so); the result is checked before it is written."""
     src = Path(src)
     if not src.is_file():
-        raise CheckpointError(f"checkpoint {src} does not exist")
+        raise CheckpointError(
+            f"checkpoint {src} " + ("is a folder, not a file" if src.is_dir() else "does not exist")
+        )
+    if src.stat().st_size == 0:
+        raise CheckpointError(f"{src}: not an attnkit checkpoint (an empty file)")
     try:
-        payload = torch.load(src, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's note on a pickle protocol it did not write
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
+            payload = torch.load(src, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
         if not trust_pickle:
             _read_safely(src)  # raises the message that names --trust-pickle

@@ -45,8 +45,17 @@ class UnknownNameError(AttnkitError, LookupError):
 
 
 def shorten(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters, so an error never echoes a huge input back whole."""
-    text = repr(value)
+    """``value`` as JSON spells it (the server's errors answer JSON requests; Python's repr where JSON has
+    no spelling), cut to ``limit`` characters, so an error never echoes a huge input back whole."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON, or an integer past Python's digit limit for str()
+        try:
+            text = repr(value)
+        except ValueError:
+            text = f"an integer of {int(value).bit_length()} bits"
     if len(text) <= limit:
         return text
     return f"{text[: limit - 20]}... ({len(text)} characters)"

@@ -11,17 +11,32 @@ from pathlib import Path
 from typing import Any
 
 
+def write_target(path: str | Path) -> Path:
+    """Where an atomic write of ``path`` goes: through a symbolic link to the file it names (the link is
+    kept), never over a folder, a device or a pipe (an OSError naming the path), into a folder that
+    exists (FileNotFoundError naming it)."""
+    given = Path(path)
+    target = Path(os.path.realpath(given)) if given.is_symlink() else given
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder: give a file name", str(given))
+    if target.exists() and not target.is_file():
+        not_file = "is not a regular file (a device or a pipe): give a file name"
+        raise FileExistsError(errno.EEXIST, not_file, str(given))
+    if not target.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "its folder does not exist", str(given))
+    return target
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write to a temporary name in the same folder, then rename over ``path``."""
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a folder: give a file name", str(path))
+    """Write to a temporary name in the same folder, then rename over ``path`` (``write_target``)."""
+    given = Path(path)
+    path = write_target(given)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError as e:  # name the user's path, not the hidden temporary file
-        raise type(e)(e.errno, e.strerror, str(path)) from None
+        raise type(e)(e.errno, e.strerror, str(given)) from None
     finally:
         if tmp.exists():
             tmp.unlink()

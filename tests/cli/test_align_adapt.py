@@ -91,13 +91,18 @@ def test_save_refuses_a_used_folder_and_needs_adapt(translator_ckpt, tmp_path, c
         ("[1, 2]", "aligner.json: expected an object with model, reverse, scores, method, symmetrize; got"),
         ('{"model": 5', "aligner.json:1: not valid JSON (Expecting ',' delimiter)"),
         ('{"model": "m"}', "aligner.json: missing field 'reverse'"),
-        ('{"model": 5, "reverse": null, "scores": "attention", "method": "argmax", "symmetrize": "mean"}',
-         "aligner.json: field 'model': expected a string, got 5"),
+        (REST % 5, "aligner.json: field 'model': expected the name of a checkpoint file in"),
+        (REST % '"/etc/passwd"', "aligner.json: field 'model': expected the name of a checkpoint file in"),
+        (REST.replace('"mean"', '"nope"') % '"f.pt"', "field 'symmetrize': \"nope\" is not one of grow-diag"),
+        ("[" * 100000 + "]" * 100000, "aligner.json: nested too deeply"),
     ]:  # fmt: skip
         (tmp_path / "broken" / "aligner.json").write_text(text)
         assert main(["align", "--model", str(tmp_path / "broken"), "--src", src, "--tgt", tgt]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and said in err, err
+
+
+REST = '{"model": %s, "reverse": null, "scores": "attention", "method": "argmax", "symmetrize": "mean"}'
 
 
 def test_adapt_refuses_a_bad_learning_rate_and_empty_lines_naming_the_file(translator_ckpt, tmp_path, capsys):

@@ -359,3 +359,55 @@ def test_ctrl_c_during_an_import_is_held_until_the_import_is_done(tmp_path):
         [sys.executable, "-c", HELD_DURING_IMPORT, str(tmp_path)], capture_output=True, text=True, timeout=60
     )
     assert done.stdout.strip() == "interrupted after the import; module complete: True", done.stderr
+
+
+def test_outputs_go_through_links_and_never_over_folders_devices_pipes_or_into_missing_folders(
+    translator_ckpt, tmp_path, capsys
+):
+    """A bad-input probe's findings: convert replaced a FIFO (or, as root, /dev/null) by a regular file,
+    replaced a symbolic link by a file, and died with a traceback for a missing folder."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for out, said in [
+        (fifo, "is not a regular file (a device or a pipe)"),
+        (tmp_path / "missing" / "x.pt", "its folder does not exist"),
+        (tmp_path, "is a folder: give a file name"),
+    ]:
+        assert main(["convert", str(translator_ckpt), str(out)]) == 2
+        _one_line_error(capsys, str(out), said)
+    assert fifo.exists() and not fifo.is_file()
+    real, link = tmp_path / "real.pt", tmp_path / "link.pt"
+    real.write_bytes(b"")
+    link.symlink_to(real)
+    assert main(["convert", str(translator_ckpt), str(link)]) == 0
+    assert link.is_symlink() and real.stat().st_size > 1000  # written through the link, which stays
+    capsys.readouterr()
+    assert main(["convert", str(tmp_path), str(tmp_path / "y.pt")]) == 2
+    _one_line_error(capsys, "is a folder, not a file")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    assert main(["convert", str(tmp_path / "empty.pt"), str(tmp_path / "z.pt"), "--trust-pickle"]) == 2
+    _one_line_error(capsys, "not an attnkit checkpoint (an empty file)")
+
+
+def test_heads_never_writes_over_its_model_and_names_an_export(transformer_ckpt, tmp_path, capsys):
+    src, ref = tmp_path / "s.txt", tmp_path / "r.txt"
+    src.write_text("the cat sat .\n")
+    ref.write_text("le chat .\n")
+    before = transformer_ckpt.read_bytes()
+    args = [
+        "heads",
+        str(transformer_ckpt),
+        "--src",
+        str(src),
+        "--ref",
+        str(ref),
+        "--out",
+        str(transformer_ckpt),
+    ]
+    assert main(args) == 2
+    _one_line_error(capsys, "is also the model")
+    assert transformer_ckpt.read_bytes() == before
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "manifest.json").write_text("{}")
+    assert main(["heads", str(tmp_path / "exp"), "--src", str(src), "--ref", str(ref)]) == 2
+    _one_line_error(capsys, "is an ONNX export: give the checkpoint it was exported from")

@@ -132,8 +132,8 @@ BAD = [
     ("/api/caption", {"images": ["aGVsbG8="], "model": "digits"}, 422, "unknown captioner"),
     # issue 41: each was a 500, a silent acceptance or light work
     ("/api/align", {"sources": ["a"], "targets": ["b"], "gold": "1 \u00b2 1 S"}, 422, "field 'gold':1"),
-    ("/api/translate", {"sentences": ["a"], "beem": 3}, 400, "unknown field 'beem'; valid: sentences"),
-    ("/api/classify", {"documents": ["ok"], "tau": 1}, 400, "unknown field 'tau'"),
+    ("/api/translate", {"sentences": ["a"], "beem": 3}, 400, 'unknown field "beem"; valid: sentences'),
+    ("/api/classify", {"documents": ["ok"], "tau": 1}, 400, 'unknown field "tau"'),
     ("/api/translate", {"sentences": ["x" * 1000] * 39}, 422, "request too costly"),
 ]
 
@@ -356,7 +356,7 @@ def test_issue_41_requests_that_were_500s_or_accepted_silently(client):
     digits = client.post(
         "/api/translate", content=b'{"sentences": ["a"], "beam": ' + b"9" * 5000 + b"}", headers=JSON
     )
-    assert digits.status_code == 400 and "number too long" in digits.json()["error"]
+    assert digits.status_code == 400 and "number of 5000 digits" in digits.json()["error"]
     latin = {"Content-Type": "application/json; charset=latin-1"}
     answer = client.post("/api/translate", content=b'{"sentences": ["caf\xe9"]}', headers=latin)
     assert answer.status_code == 415 and "UTF-8" in answer.json()["error"]

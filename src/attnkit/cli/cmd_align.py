@@ -26,6 +26,11 @@ def run(args: argparse.Namespace) -> int:
         flag = "--adapt" if args.adapt else "--search"
         raise UsageError(f"{flag} reads the whole input in one process: run it without --engine ray")
 
+    if args.gold and (args.format != "pharaoh" or args.probabilities):
+        given = "--probabilities" if args.probabilities else f"--format {args.format}"
+        raise UsageError(
+            f"--gold prints the AER report (--json: as JSON); {given} writes links: run it without --gold"
+        )
     sources, targets = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(targets):
         raise UsageError(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
@@ -58,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--guided trains an adapted pair: it goes with --adapt STEPS")
     args.gold_links = _gold(args.gold, sources, targets) if args.gold else None  # checked before any work
     _choose_defaults(args)
+    _check_torch_needs(args)
     if not args.adapt:
         return _align(args, sources, targets)
     if args.guided and not args.reverse_model:
@@ -128,12 +134,11 @@ def _choose_defaults(args: argparse.Namespace) -> None:
         search=args.search,
         adapt=args.adapt,
         backend=args.backend,
+        int8=args.int8,
     )
+    args.notes = []  # said once the model loaded: a model that cannot load is its error's one line
     if given[0] is None and settings.reverse is None and not args.search:
-        from ..loading import resolve_reference
-
-        resolve_reference(settings.model, "translation", args.backend)  # one that is not there: that first
-        log.info(
+        args.notes.append(
             f"align: {settings.model} has no shipped reverse model; one direction (--reverse-model adds one)"
         )
     if given[1] is None and settings.scores == "attention" and settings.reverse and not has_torch():
@@ -148,6 +153,10 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
     from ..aligning import AlignSettings, run
 
     translator = _load(args, args.model)
+    for note in getattr(args, "notes", []):
+        from ..log import log
+
+        log.info(note)
     heads = [int(h) for h in args.heads.split(",")] if args.heads else None
     reverse = None
     if args.reverse_model and not args.search:
@@ -236,6 +245,27 @@ def _print(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     print(json_text(report) if args.json else "  ".join(f"{k}={v}" for k, v in report.items()))
 
 
+def _check_torch_needs(args: argparse.Namespace) -> None:
+    """--int8, or an ONNX export given as a model, with an option that reads the torch checkpoint
+    (--scores other than attention, --adapt): one line naming both, before any work."""
+    from pathlib import Path
+
+    needs = f"--scores {args.scores} reads" if args.scores != "attention" else "--adapt fine-tunes"
+    if args.scores == "attention" and not args.adapt:
+        return
+    if args.int8:
+        raise UsageError(
+            f"--int8 runs ONNX int8 graphs, which give attention only; {needs} the torch model: "
+            "use --scores attention without --adapt, or drop --int8"
+        )
+    for name in (args.model, args.reverse_model):
+        if name and (Path(name) / "manifest.json").is_file():
+            raise UsageError(
+                f"{needs} the torch checkpoint, and {name} is an ONNX export (no checkpoint): use --scores "
+                "attention without --adapt, or the checkpoint it was exported from"
+            )
+
+
 def _load(args: argparse.Namespace, name: str, reverse: bool = False) -> Any:
     """A model ``attnkit align`` reads, on its backend; with --int8 its int8 graphs (a reverse model
     without any: its fp32 ones)."""
@@ -247,12 +277,6 @@ def _load(args: argparse.Namespace, name: str, reverse: bool = False) -> Any:
 
 def _backend(args: argparse.Namespace) -> str:
     """Scores other than the attention itself read the torch model (gradients, value vectors)."""
-    if args.int8 and (args.scores != "attention" or args.adapt):
-        needs = f"--scores {args.scores} reads" if args.scores != "attention" else "--adapt fine-tunes"
-        raise UsageError(
-            f"--int8 runs ONNX int8 graphs, which give attention only; {needs} the torch model: "
-            "use --scores attention without --adapt, or drop --int8"
-        )
     if args.scores != "attention":
         if args.backend == "onnx":
             raise UsageError(

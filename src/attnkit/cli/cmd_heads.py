@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
@@ -51,9 +52,16 @@ def run(args: argparse.Namespace) -> int:
     from ..files import refuse_overwrite, refuse_same_outputs
 
     refuse_same_outputs({"--out": args.out, "--plot": args.plot, "--html": args.html})
+    model = args.model or args.model_option
+    inputs = {"--src": args.src, "--ref": args.ref, "the model": model}
     for flag in ("plot", "html", "out"):
         if getattr(args, flag):
-            refuse_overwrite(getattr(args, flag), {"--src": args.src, "--ref": args.ref}, f"--{flag}")
+            refuse_overwrite(getattr(args, flag), inputs, f"--{flag}")
+    if model and (Path(model) / "manifest.json").is_file():
+        raise UsageError(
+            f"heads masks the heads of an attnkit Transformer checkpoint; {model} is an ONNX export: give "
+            "the checkpoint it was exported from"
+        )
     sources, references = read_lines(args.src)[: args.limit], read_lines(args.ref)[: args.limit]
     if len(sources) != len(references):
         raise UsageError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")

@@ -41,7 +41,8 @@ class Manifest:
         if variant not in self.graphs:
             valid = ", ".join(sorted(self.graphs))
             only = self.graphs.keys() == {"int8"}
-            hint = "; load it with --int8 (int8=True), or export again without --int8-only" if only else ""
+            hint = "; load it with --int8 (in Python: int8=True), or export again without --int8-only"
+            hint = hint if only else ""
             raise ExportError(f"{self.root}: no {variant} graphs in this export (it has: {valid}){hint}")
         return self.file(self.graphs[variant][role])
 

@@ -277,7 +277,8 @@ class Explorer:
             gold = strings({"gold": [gold]}, "gold", self.limits, self.limits.max_body_bytes)[0]
         # as `attnkit align --null-threshold P --format json [--probabilities]`
         null_threshold = number(data, "null_threshold", 0.0, 1.0) or 0.0
-        probabilities = boolean(data, "probabilities")
+        given = data if data.get("probabilities") is not None else {}  # null: not asked, as a missing field
+        probabilities = boolean(given, "probabilities")
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
         lane = self.heavy_executor if work(sources + targets) >= self.limits.heavy_work else self.executor
 

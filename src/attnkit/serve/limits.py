@@ -59,7 +59,9 @@ def read_body(body: bytes, limits: Limits) -> dict[str, Any]:
     except RecursionError:
         raise RequestError(400, "body is nested too deeply to be a request") from None
     except ValueError as e:  # a number of more digits than Python converts (sys.get_int_max_str_digits)
-        raise RequestError(400, f"body holds a number too long to be a request's ({e})") from None
+        digits = str(e).split("value has ", 1)[-1].split(" digits", 1)[0]
+        said = f"{digits} digits" if digits.isdigit() else "too many digits"
+        raise RequestError(400, f"body holds a number of {said}; a request's have at most 4,300") from None
     if not isinstance(data, dict):
         raise RequestError(400, "body must be a JSON object")
     return data
