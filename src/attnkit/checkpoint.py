@@ -5,13 +5,12 @@ None, lists, tuples and dicts. It is read with ``torch.load(weights_only=True)``
 refuses every other object, so loading a file never runs code from it. Files are written to a
 temporary name and renamed, so a crash or Ctrl-C never leaves half a file.
 
-Fields (the ``Checkpoint`` dataclass, their one list): ``config`` (the resolved ExperimentConfig
-as a dict), ``model`` (state dict), ``tokenizer``/``target_tokenizer`` (sentencepiece model
-bytes), ``target_ids``,
-``vocabulary``/``labels``/``class_weights``/``prior_correction`` (classifiers), ``ensemble``
-(member model configs), ``provenance`` (version, step, hardware, data), and for resuming a run
-``training`` state (optimizer, schedule, RNG, data position). Files from before format 2 are
-refused with a message naming ``attnkit convert``.
+Fields (the ``Checkpoint`` dataclass, their one list): ``config`` (the resolved ExperimentConfig as a
+dict), ``model`` (state dict), ``tokenizer``/``target_tokenizer`` (sentencepiece model bytes),
+``target_ids``, ``vocabulary``/``labels``/``class_weights``/``prior_correction`` (classifiers),
+``ensemble`` (member model configs), ``provenance`` (version, step, hardware, data), and for resuming a
+run ``training`` state (optimizer, schedule, RNG, data position). Files from before format 2 are refused
+with a message naming ``attnkit convert``.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import copy
 import gc
 import os
 import pickle
-import random
 import re
 import sys
 import types
@@ -64,29 +62,6 @@ def atomic_torch_save(obj: Any, path: Path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
-
-
-# -- RNG state as plain data --------------------------------------------------------------------
-def rng_state() -> dict[str, Any]:
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
-    state: dict[str, Any] = {
-        "torch": torch.get_rng_state(),
-        "python": random.getstate(),
-        "numpy": [kind, torch.from_numpy(np.asarray(keys).astype(np.int64)), pos, has_gauss, cached],
-    }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    torch.set_rng_state(state["torch"])
-    version, internal, gauss = state["python"]
-    random.setstate((version, tuple(internal), gauss))
-    kind, keys, pos, has_gauss, cached = state["numpy"]
-    np.random.set_state((kind, np.asarray(keys, dtype=np.int64).astype(np.uint32), pos, has_gauss, cached))
-    if state.get("cuda") and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -337,11 +312,15 @@ def check_payload(payload: Any, path: str | Path, task: str | None = None) -> Ch
 def load_checkpoint(path: str | Path, task: str | None = None) -> Checkpoint:
     """Read and check a checkpoint; never runs code from the file. ``task``: require that task."""
     path = Path(path)
+    _check_exists(path)
+    return check_payload(_read_safely(path), path, task)
+
+
+def _check_exists(path: Path) -> None:
     if not path.is_file():
         raise CheckpointError(
-            f"checkpoint {path} " + ("is a folder, not a file" if path.is_dir() else "does not exist")
+            f"checkpoint {path} {'is a folder, not a file' if path.is_dir() else 'does not exist'}"
         )
-    return check_payload(_read_safely(path), path, task)
 
 
 # what torch.load raises on bytes that are not a checkpoint (random bytes reach the unpickler's tables)
@@ -358,9 +337,8 @@ UNREADABLE = (
 
 
 def _trusted_load(src: Path) -> Any:
-    """``torch.load`` with arbitrary objects allowed; any failure is one line. Random bytes can leave the
-    unpickler's half-built objects failing their own cleanup, which CPython reports through
-    ``sys.unraisablehook`` as a traceback on stderr: that report is dropped here (the line says enough)."""
+    """``torch.load`` with arbitrary objects allowed, any failure one line (random bytes can leave half-built
+    objects whose cleanup CPython reports as a traceback through ``sys.unraisablehook``: dropped here)."""
     hook = sys.unraisablehook
     sys.unraisablehook = lambda unraisable: None
     try:
@@ -379,10 +357,7 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
     """Rewrite an earlier attnkit checkpoint in format 2. Unpickling arbitrary objects happens only
     with ``trust_pickle`` (a warning says so); the result is checked before it is written."""
     src = Path(src)
-    if not src.is_file():
-        raise CheckpointError(
-            f"checkpoint {src} " + ("is a folder, not a file" if src.is_dir() else "does not exist")
-        )
+    _check_exists(src)
     if src.stat().st_size == 0:
         raise CheckpointError(f"{src}: not an attnkit checkpoint (an empty file)")
     try:
@@ -400,11 +375,8 @@ def convert_legacy(src: str | Path, dst: str | Path, trust_pickle: bool = False)
         raise CheckpointError(f"{src}: not an attnkit checkpoint (it holds a {type(payload).__name__})")
     payload = dict(payload)
     if isinstance(payload.get("rng", {}).get("numpy"), tuple):
-        kind, keys, pos, has_gauss, cached = payload["rng"]["numpy"]
-        payload["rng"] = {
-            **payload["rng"],
-            "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached],
-        }
+        kind, keys, *rest = payload["rng"]["numpy"]
+        payload["rng"] = {**payload["rng"], "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), *rest]}
     checked = check_payload(stamp({k: v for k, v in payload.items() if k in _FIELD_NAMES}), src)
     atomic_torch_save(stamp(checked), Path(dst))
     return checked

@@ -21,20 +21,13 @@ import torch
 from torch import Tensor, nn
 from tqdm import tqdm
 
-from ..checkpoint import (
-    CheckpointError,
-    latest_checkpoint,
-    load_checkpoint,
-    rng_state,
-    save_checkpoint,
-    save_payload,
-    set_rng_state,
-)
+from ..checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint, save_payload
 from ..config import ExperimentConfig, to_dict
 from ..device import autocast, resolve_device, to_device
 from ..log import log, quiet
 from ..version import __version__
 from . import distributed as dist
+from .rng import rng_state, set_rng_state
 from .schedule import Schedule
 
 
