@@ -37,3 +37,12 @@ def test_help_and_a_wrong_command_still_name_every_command(capsys):
         main(["translat"])
     assert exit.value.code == 2
     assert "invalid choice: 'translat' (choose from 'translate'," in capsys.readouterr().err
+
+
+def test_version_is_one_line(capsys):
+    from attnkit.cli.main import main
+    from attnkit.version import __version__
+
+    with pytest.raises(SystemExit) as exit:
+        main(["--version"])
+    assert exit.value.code == 0 and capsys.readouterr().out == f"attnkit {__version__}\n"
