@@ -357,6 +357,8 @@ def test_issue_41_requests_that_were_500s_or_accepted_silently(client):
         "/api/translate", content=b'{"sentences": ["a"], "beam": ' + b"9" * 5000 + b"}", headers=JSON
     )
     assert digits.status_code == 400 and "number of 5000 digits" in digits.json()["error"]
+    twice = client.post("/api/translate", content=b'{"sentences": ["a"], "beam": 1, "beam": 9}', headers=JSON)
+    assert twice.status_code == 400 and twice.json()["error"] == 'field "beam" is given twice'
     latin = {"Content-Type": "application/json; charset=latin-1"}
     answer = client.post("/api/translate", content=b'{"sentences": ["caf\xe9"]}', headers=latin)
     assert answer.status_code == 415 and "UTF-8" in answer.json()["error"]

@@ -46,12 +46,25 @@ class Limits:
         return asdict(self)
 
 
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: a repeated one is refused (JSON keeps the last,
+    silently, and a proxy or a log may read the first)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise RequestError(400, f"field {shorten(key, 40)} is given twice")
+        seen[key] = value
+    return seen
+
+
 def read_body(body: bytes, limits: Limits) -> dict[str, Any]:
     """The JSON object of a request body; malformed, too deep or not an object -> 400."""
     if len(body) > limits.max_body_bytes:
         raise RequestError(413, f"body is over the limit of {limits.max_body_bytes} bytes")
     try:
-        data = json.loads(body)
+        data = json.loads(body, object_pairs_hook=_no_repeats)
+    except RequestError:
+        raise
     except UnicodeDecodeError:
         raise RequestError(400, "body is not UTF-8 text") from None
     except json.JSONDecodeError as e:
