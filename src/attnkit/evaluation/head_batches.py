@@ -29,13 +29,18 @@ Head = tuple[str, int, int]
 ROWS = 1024  # batch rows (sentences x masks) decoded together: more is not faster on a CPU
 
 
+def attention_modules(model: Any) -> dict[str, list[Any]]:
+    """The MultiHeadAttention modules of a Transformer translator by part, bottom layer first."""
+    return {
+        "encoder": [layer.self_attn for layer in model.encoder],
+        "decoder": [layer.self_attn for layer in model.decoder],
+        "cross": [layer.cross_attn for layer in model.decoder],
+    }
+
+
 def gate_modules(model: Any) -> list[tuple[str, int, Any]]:
     """Every MultiHeadAttention of a Transformer translator as (part, layer, module), encoder first."""
-    parts = [
-        ("encoder", [layer.self_attn for layer in model.encoder]),
-        ("decoder", [layer.self_attn for layer in model.decoder]),
-        ("cross", [layer.cross_attn for layer in model.decoder]),
-    ]
+    parts = attention_modules(model).items()
     return [(part, i, module) for part, modules in parts for i, module in enumerate(modules)]
 
 

@@ -25,19 +25,11 @@ from ..data.batching import make_batch
 from ..device import model_device, to_device
 from ..errors import UsageError
 from ..tasks import with_article
+from .head_batches import attention_modules, masked_scores
 from .metrics import corpus_scores
 
 PARTS = ("encoder", "decoder", "cross")
 Head = tuple[str, int, int]
-
-
-def attention_modules(model: Any) -> dict[str, list[Any]]:
-    """The MultiHeadAttention modules of a Transformer translator by part, bottom layer first."""
-    return {
-        "encoder": [layer.self_attn for layer in model.encoder],
-        "decoder": [layer.self_attn for layer in model.decoder],
-        "cross": [layer.cross_attn for layer in model.decoder],
-    }
 
 
 def check_model(translator: Any, name: str = "this model") -> Any:
@@ -112,8 +104,6 @@ def score_masks(
 ) -> list[dict[str, float]]:
     """Corpus BLEU (decoding ``beam``) and loss of the model under each mask (heads zeroed), every mask
     decoded in the same batches (``head_batches``)."""
-    from .head_batches import masked_scores
-
     hypotheses, losses = masked_scores(translator, data["src_ids"], data["tgt_ids"], masks, beam)
     return [
         {"bleu": round(corpus_scores(h, data["references"]).bleu, 2), "loss": round(loss, 4)}
