@@ -118,6 +118,23 @@ def test_align_and_its_aer_are_identical(cluster):
     assert 0 < json.loads(spread.stdout)["aer"] < 0.5
 
 
+def test_align_over_several_shards_is_identical(cluster, tmp_path):
+    """300 pairs in shards of 256 (--shard-size 100 rounded up to a whole window of length-sorted
+    batches): each shard is batched as the single process batches it."""
+    files = []
+    for side in ("en", "fr"):
+        with gzip.open(DATA / f"dev.{side}.gz", "rt", encoding="utf-8") as f:
+            (tmp_path / side).write_text("".join(next(f) for _ in range(300)), encoding="utf-8")
+        files += [f"--{'src' if side == 'en' else 'tgt'}", str(tmp_path / side)]
+    argv = ["align", *files, "--format", "json", "--probabilities"]
+    local = attnkit(*argv, env={**ENV, "OMP_NUM_THREADS": "1"})  # as each worker runs
+    spread = attnkit(*argv, "--engine", "ray", "--address", cluster, "--shard-size", "100",
+                     "--shards", str(tmp_path / "job"))  # fmt: skip
+    assert local.returncode == spread.returncode == 0, spread.stderr
+    assert spread.stdout == local.stdout and len(local.stdout.splitlines()) == 300
+    assert len(list((tmp_path / "job" / "shards").glob("*.json"))) == 2
+
+
 def test_evaluate_scores_the_same_hypotheses(cluster, sources, tmp_path):
     refs = tmp_path / "refs.fr"
     refs.write_text(sources.read_text(encoding="utf-8"), encoding="utf-8")  # any references will do

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnkit.alignment.aligner import Matrices, align_corpus, corpus_matrices
-from attnkit.alignment.links import align, symmetrize, word_matrices
+from attnkit.alignment.links import align, length_order, symmetrize, word_matrices
 from attnkit.cli.main import main
 
 SOURCES, TARGETS = ["a b c"], ["x y"]
@@ -50,6 +50,30 @@ def test_a_translator_is_read_forward_and_with_its_reverse(translator_ckpt):
     assert two.links == expected
     reused = corpus_matrices(model, src, tgt, reverse=model)
     assert align_corpus(model, src, tgt, how="union", matrices=reused).links == expected
+
+
+def test_length_order_sorts_each_window_and_keeps_windows_in_place():
+    targets = ["x" * n for n in (5, 1, 3, 9, 2, 7, 4)]
+    sources = ["a"] * len(targets)
+    order = length_order(sources, targets, window=3)
+    assert sorted(order) == list(range(7))
+    assert order == [1, 2, 0, 4, 5, 3, 6]  # windows {0,1,2} {3,4,5} {6}, each by target length
+    ties = length_order(["aaa", "a", "aa"], ["x", "x", "x"], window=8)
+    assert ties == [1, 2, 0]  # then by source length
+
+
+@pytest.mark.parametrize("scores", ["attention", "grad"])
+def test_word_matrices_come_back_in_input_order_whatever_the_batching(translator_ckpt, scores):
+    from attnkit.translator import Translator
+
+    model = Translator.from_checkpoint(translator_ckpt)
+    src = ["ab cd ef ab cd", "cd", "ef ab cd", "ab", "cd ef"]
+    tgt = ["cd ab ef ab cd ef", "ab", "ab cd", "ef cd ab", "cd"]
+    together = word_matrices(model, src, tgt, scores=scores)
+    alone = [word_matrices(model, [s], [t], scores=scores)[0] for s, t in zip(src, tgt)]
+    assert [m.shape for m in together] == [(len(t.split()), len(s.split())) for s, t in zip(src, tgt)]
+    for a, b in zip(together, alone):
+        np.testing.assert_allclose(a, b, atol=1e-5)
 
 
 def test_search_honours_scores_and_each_row_equals_a_plain_run(transformer_ckpt, tmp_path, capsys):

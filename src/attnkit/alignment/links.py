@@ -22,6 +22,9 @@ from ..names import ALIGNMENT_METHODS as METHODS
 from ..names import ALIGNMENT_SCORES as SCORES
 from ..names import SYMMETRIZATIONS as SYMMETRIZE
 
+FORCED_BATCH = 64  # pairs per batch of forced decoding (``forced_attention``'s default too)
+SORT_WINDOW = 4 * FORCED_BATCH  # ``length_order``: 256 measured as fast as 512 or 1,024 (window 64: no gain)
+
 Links = set[tuple[int, int]]
 
 
@@ -174,18 +177,12 @@ def word_matrices(
     target piece t uses row t + 1, the step that reads it as input. Words are whitespace-separated."""
     if scores not in SCORES:
         raise UsageError(f"unknown alignment scores {scores!r}; valid: {', '.join(SCORES)}")
-    if scores == "saliency":
-        if layer is not None or heads:
-            raise UsageError("--layer and --heads do not apply to saliency scores")
-        from ..explain.saliency import saliency_maps
-
-        maps = saliency_maps(translator, sources, targets)
-    elif scores == "attention":
-        maps = translator.forced_attention(sources, targets, layer, heads)
-    else:
-        from ..explain.translator_maps import translator_maps
-
-        maps = translator_maps(translator, sources, targets, scores, layer, heads)
+    if scores == "saliency" and (layer is not None or heads):
+        raise UsageError("--layer and --heads do not apply to saliency scores")
+    order = length_order(sources, targets)
+    maps: list[Any] = [None] * len(order)
+    for i, found in zip(order, _piece_maps(translator, sources, targets, order, layer, heads, scores)):
+        maps[i] = found
     out = []
     for (src_p, tgt_p, att), src, tgt in zip(maps, sources, targets):
         att, tgt_p = (att[1:], tgt_p[:-1]) if shift else (att, tgt_p)
@@ -203,6 +200,40 @@ def word_matrices(
             )
         out.append(words)
     return out
+
+
+def length_order(sources: Sequence[str], targets: Sequence[str], window: int = SORT_WINDOW) -> list[int]:
+    """The pairs' indices sorted by length (target, then source characters) within each run of
+    ``window`` consecutive pairs: the batches of forced decoding then hold pairs of about one length
+    (less padding; 3,000 Tatoeba pairs, grad scores: 390 -> 588 pairs/s). Windows, not the whole
+    input, so that a Ray shard of whole windows is batched as one process batches it."""
+    order: list[int] = []
+    for start in range(0, len(sources), window):
+        span = range(start, min(start + window, len(sources)))
+        order += sorted(span, key=lambda i: (len(targets[i]), len(sources[i])))
+    return order
+
+
+def _piece_maps(
+    translator: Any,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    order: list[int],
+    layer: int | None,
+    heads: Sequence[int] | None,
+    scores: str,
+) -> list[tuple[list[str], list[str], np.ndarray]]:
+    """Piece-level maps of the pairs taken in ``order`` (``word_matrices``' scores)."""
+    src, tgt = [sources[i] for i in order], [targets[i] for i in order]
+    if scores == "saliency":
+        from ..explain.saliency import saliency_maps
+
+        return saliency_maps(translator, src, tgt)
+    if scores == "attention":
+        return translator.forced_attention(src, tgt, layer, heads)  # type: ignore[no-any-return]
+    from ..explain.translator_maps import translator_maps
+
+    return translator_maps(translator, src, tgt, scores, layer, heads, batch_size=FORCED_BATCH)
 
 
 def transpose(links: Links) -> Links:

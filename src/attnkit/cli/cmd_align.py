@@ -184,9 +184,11 @@ def _on_ray(
     import numpy as np
 
     from ..alignment.aligner import AlignmentReport, report_settings
+    from ..alignment.links import SORT_WINDOW
     from ..engine.sharded import run_sharded
 
-    args.shard_size = -(-args.shard_size // 64) * 64  # whole batches of forced decoding: the same floats
+    # whole windows of length-sorted batches (``links.length_order``): the same batches, the same floats
+    args.shard_size = -(-args.shard_size // SORT_WINDOW) * SORT_WINDOW
     job = {**options, "settings": asdict(settings), "backend": _backend(args), "device": args.device}
     job["int8"] = args.int8
     job["probabilities"] = bool(args.probabilities or args.plot)
