@@ -4,7 +4,7 @@ eflomal (Östling and Tiedemann 2017; `pip install eflomal`, the `peers` extra) 
 Tatoeba English-French training text as attnkit's models plus the Hansards sentences to align (the usual
 way to run an unsupervised aligner), lowercased and split at punctuation as the Hansards text is; its two
 directions are symmetrized with attnkit's grow-diag-final. attnkit's rows are the `attnkit align`
-settings named beside them. Scored on the WPT-03 gold links given with --hansards (trial and test).
+settings named beside them (the first: `attnkit align` as it ships). Scored on the WPT-03 gold links given with --hansards (trial and test).
 
     python benchmarks/alignment_peers.py --hansards DIR [--reverse-model runs/fren-rnn/avg.pt] [--json]
 """
@@ -29,6 +29,7 @@ from attnkit.alignment.links import (
     symmetrize,
     word_matrices,
 )
+from attnkit.alignment.aligner import aer_interval
 from attnkit.api import load_translator
 from attnkit.datasets import parallel_split
 
@@ -78,9 +79,14 @@ def eflomal_links(hansards: dict[str, tuple[list[str], list[str]]], limit: int |
 
 
 def attnkit_links(args: argparse.Namespace, sources: list[str], targets: list[str]) -> dict[str, list[Links]]:
+    from attnkit import align as default_align
+
     forward = load_translator(args.model, backend="torch", rerank=False)
     att = word_matrices(forward, sources, targets)
     rows = {
+        "align, the default (grad, mean, intersect, lexical 0.5)": default_align(sources, targets).links,
+        "align --lexical 0 (the default before the tables)": default_align(sources, targets, lexical=0).links,
+        "align --scores attention (lexical 0.5)": default_align(sources, targets, scores="attention").links,
         "attention argmax": [align(m, "argmax") for m in att],
         "attention intersect": [align(m, "intersect") for m in att],
     }
@@ -126,22 +132,25 @@ def main() -> None:
         rows.update({f"attnkit {k}": v for k, v in attnkit_links(args, en, fr).items()})
         for name, links in rows.items():
             score = aer(links, sure, possible)
+            low, high = aer_interval(links, sure, possible)
             results.setdefault(name, {})[split] = {
                 "aer": round(score.aer, 4),
                 "precision": round(score.precision, 4),
                 "recall": round(score.recall, 4),
+                "interval": [round(low, 4), round(high, 4)],
             }
     if args.json:
         print(json.dumps({"eflomal_seconds": peer["seconds"], "results": results}, indent=2))
         return
     best_peer = results["eflomal grow-diag-final"]["test"]["aer"]
     print(f"eflomal trained and aligned {peer['training_pairs']} pairs in {peer['seconds']} s")
-    print(f"{'method':<52} {'trial AER':>9} {'test AER':>9} {'P':>7} {'R':>7} {'x eflomal':>9}")
+    print(f"{'method':<62} {'trial AER':>9} {'test AER':>9} {'95% (test)':>15} {'P':>7} {'R':>7} {'x eflomal':>9}")
     for name, by_split in results.items():
         t = by_split["test"]
         ratio = t["aer"] / best_peer if best_peer else float("nan")
+        interval = "{:.3f}-{:.3f}".format(*t["interval"])
         print(
-            f"{name:<52} {by_split['trial']['aer']:>9.4f} {t['aer']:>9.4f} "
+            f"{name:<62} {by_split['trial']['aer']:>9.4f} {t['aer']:>9.4f} {interval:>15} "
             f"{t['precision']:>7.4f} {t['recall']:>7.4f} {ratio:>9.2f}"
         )
 

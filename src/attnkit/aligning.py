@@ -24,6 +24,10 @@ class AlignSettings:
     scores: str
     method: str
     symmetrize: str
+    lexical: float = 0.0  # the lexical tables' weight in each direction's word matrix (0: none)
+    # (source, target) languages of the pair, for the lexical tables, where the checkpoints do not say
+    # (a shipped model's record; an adapted aligner's): None = the forward model's own
+    languages: tuple[str, str] | None = None
 
 
 def align_settings(
@@ -37,10 +41,12 @@ def align_settings(
     adapt: int = 0,
     backend: str = "auto",
     int8: bool = False,
+    lexical: float | None = None,
 ) -> AlignSettings:
     """The settings for aligning with ``model`` (default: the shipped aligner); None means the default:
     the record's reverse model ("none": one direction), grad relevance where the shipped pair and torch
-    allow it (else attention), intersect links with two directions (argmax with one), mean symmetrization."""
+    allow it (else attention), intersect links with two directions (argmax with one), mean symmetrization,
+    the record's lexical weight for its own pair without --adapt (else none)."""
     from .pretrained import DEFAULTS, record
 
     name = str(model or DEFAULTS["alignment"])
@@ -49,8 +55,10 @@ def align_settings(
         reverse = saved["reverse"] if reverse_model is None and not search else _none(reverse_model)
         if method is None:  # the saved choice for the saved pair; else as for any model
             method = saved["method"] if reverse == saved["reverse"] else "intersect" if reverse else "argmax"
+        how = symmetrize or saved["symmetrize"]
+        weight = saved["lexical"] if lexical is None else lexical
         return AlignSettings(
-            saved["model"], reverse, scores or saved["scores"], method, symmetrize or saved["symmetrize"]
+            saved["model"], reverse, scores or saved["scores"], method, how, weight, saved["languages"]
         )
     found = record(name)
     shipped_reverse = found.align.reverse if found and found.align else None
@@ -60,12 +68,16 @@ def align_settings(
         reverse_model = None
     if method is None:
         method = "intersect" if reverse_model else "argmax"
+    pair = reverse_model is not None and reverse_model == shipped_reverse
     if scores is None:
-        pair = reverse_model is not None and reverse_model == shipped_reverse
         scores = found.align.scores if pair and found and found.align else "attention"
         if scores != "attention" and (adapt or backend == "onnx" or int8 or not has_torch()):
             scores = "attention"  # --adapt's gain was measured on attention; onnx reads attention only
-    return AlignSettings(name, reverse_model, scores, method, symmetrize or "mean")
+    if lexical is None:  # the trial set's choice for a shipped pair, as it ships or after --adapt
+        chosen = found.align if pair and found else None
+        lexical = (chosen.lexical_adapted if adapt else chosen.lexical) if chosen else 0.0
+    languages = found.languages if found else None
+    return AlignSettings(name, reverse_model, scores, method, symmetrize or "mean", lexical, languages)
 
 
 SAVED = "aligner.json"
@@ -110,6 +122,7 @@ def saved_aligner(path: str) -> dict[str, Any] | None:
             f"{where}: missing field {missing[0]!r} (an aligner's settings: {', '.join(fields)})"
         )
     found = {k: data[k] for k in fields}
+    found.update(_lexical_fields(where, data))
     for key, valid in _choices().items():
         if found[key] not in valid:
             shown = json.dumps(found[key])[:40]
@@ -133,6 +146,23 @@ def saved_aligner(path: str) -> dict[str, Any] | None:
     return found
 
 
+def _lexical_fields(where: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """A saved aligner's ``lexical`` weight and pair ``languages`` (written since the lexical tables;
+    absent: no tables, the models' own languages), checked."""
+    import json
+
+    weight, languages = data.get("lexical", 0.0), data.get("languages")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+        raise UsageError(
+            f"{where}: field 'lexical': expected a number in [0, 1], got {json.dumps(weight)[:40]}"
+        )
+    pair = isinstance(languages, list) and len(languages) == 2 and all(isinstance(x, str) for x in languages)
+    if languages is not None and not pair:
+        shown = json.dumps(languages)[:40]
+        raise UsageError(f"{where}: field 'languages': expected [source, target], got {shown}")
+    return {"lexical": weight, "languages": tuple(languages) if languages else None}
+
+
 def save_aligner(folder: str, forward: str, reverse: str | None, settings: AlignSettings, steps: int) -> None:
     """``attnkit align --adapt N --save DIR``: the adapted checkpoints (weights only, float32: the
     links are the run's own) and ``aligner.json``, so ``--model DIR`` aligns the same way later."""
@@ -148,6 +178,9 @@ def save_aligner(folder: str, forward: str, reverse: str | None, settings: Align
         save_weights(reverse, out / "reverse.pt")
     record: dict[str, Any] = {"model": "forward.pt", "reverse": "reverse.pt" if reverse else None}
     record.update(scores=settings.scores, method=settings.method, symmetrize=settings.symmetrize)
+    record.update(
+        lexical=settings.lexical, languages=list(settings.languages) if settings.languages else None
+    )
     record.update(adapted_from=[settings.model, settings.reverse], adapt_steps=steps)
     atomic_write_json(out / SAVED, record)
 
@@ -171,13 +204,16 @@ def align(
     backend: str = "auto",
     device: str = "cpu",
     int8: bool = False,
+    lexical: float | None = None,
     **options: Any,
 ) -> Any:
     """Word links of sentence pairs (whitespace-separated words) -> ``AlignmentReport`` (``.pharaoh()``,
     ``.rows()``, ``.summary()`` with AER against ``gold``: (sure, possible) 0-based links). ``model``,
     ``reverse_model``: shipped names or paths (defaults: ``align_settings``). ``options``: layer, heads,
     shift, threshold (``alignment.aligner.align_corpus``)."""
-    settings = align_settings(model, reverse_model, scores, method, symmetrize, backend=backend, int8=int8)
+    settings = align_settings(
+        model, reverse_model, scores, method, symmetrize, backend=backend, int8=int8, lexical=lexical
+    )
     forward, reverse = load_aligners(settings, backend, device, int8)
     return run(settings, forward, reverse, sources, targets, gold, **options)
 
@@ -215,9 +251,13 @@ def run(
 ) -> Any:
     """``align`` on translators already loaded (the explorer keeps them between requests)."""
     from .alignment.aligner import align_corpus
+    from .alignment.lexical import prior_for
+    from .api import language_pair
 
     if len(sources) != len(targets):
         raise UsageError(f"{len(sources)} sources but {len(targets)} targets")
+    languages = tuple(settings.languages) if settings.languages else language_pair(forward)
+    options.setdefault("lexical", prior_for(languages, settings.lexical, settings.model))  # type: ignore[arg-type]
     return align_corpus(
         forward,
         sources,

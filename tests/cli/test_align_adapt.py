@@ -76,6 +76,20 @@ def test_a_saved_adapted_aligner_gives_the_same_links_later(translator_ckpt, tmp
     assert capsys.readouterr().out == adapted  # the reverse model and settings came from the folder
 
 
+def test_the_shipped_pair_adapted_and_saved_keeps_its_lexical_tables(tmp_path, capsys):
+    src, tgt, _ = _bitext(tmp_path)
+    saved = tmp_path / "aligner"
+    argv = ["align", "--src", src, "--tgt", tgt, "--format", "json", "--probabilities"]
+    assert main([*argv, "--adapt", "2", "--save", str(saved)]) == 0  # enfr-rnn with fren-rnn
+    adapted = capsys.readouterr().out
+    settings = json.loads((saved / "aligner.json").read_text())
+    assert settings["lexical"] == 0.4 and settings["languages"] == ["en", "fr"]  # the trial set's choice
+    assert main(["align", "--model", str(saved), *argv[1:]]) == 0
+    assert capsys.readouterr().out == adapted
+    assert main(["align", "--model", str(saved), *argv[1:], "--lexical", "0", "--json"]) == 0
+    assert capsys.readouterr().out != adapted  # the tables did change the probabilities
+
+
 def test_save_refuses_a_used_folder_and_needs_adapt(translator_ckpt, tmp_path, capsys):
     src, tgt, _ = _bitext(tmp_path)
     (tmp_path / "used").mkdir()
@@ -95,6 +109,8 @@ def test_save_refuses_a_used_folder_and_needs_adapt(translator_ckpt, tmp_path, c
         (REST % '"/etc/passwd"', "aligner.json: field 'model': expected the name of a checkpoint file in"),
         (REST.replace('"mean"', '"nope"') % '"f.pt"', "field 'symmetrize': \"nope\" is not one of grow-diag"),
         ("[" * 100000 + "]" * 100000, "aligner.json: nested too deeply"),
+        (REST[:-1] % '"f.pt"' + ', "lexical": 2}', "field 'lexical': expected a number in [0, 1], got 2"),
+        (REST[:-1] % '"f.pt"' + ', "languages": "en"}', "field 'languages': expected [source, target]"),
     ]:  # fmt: skip
         (tmp_path / "broken" / "aligner.json").write_text(text)
         assert main(["align", "--model", str(tmp_path / "broken"), "--src", src, "--tgt", tgt]) == 2

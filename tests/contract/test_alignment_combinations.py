@@ -119,3 +119,49 @@ def test_the_http_api_aligns_every_build_as_the_command_does(specs, build, files
         assert row["links"] == [[s, t] for s, t in before["links"] if matrix[t][s] >= NULL - 1e-4]
     refused = client.post("/api/align", json={**body, "null_threshold": 2})
     assert refused.status_code == 400 and "null_threshold" in refused.json()["error"]
+
+
+@pytest.fixture(scope="module")
+def prior():
+    """Lexical tables trained here on the suite's own pairs (the builds know no shipped language pair)."""
+    from attnkit.alignment import lexical
+
+    src, tgt = [s.split() for s in SOURCES * 4], [t.split() for t in TARGETS * 4]
+    return lexical.Prior(lexical.train(src, tgt), lexical.train(tgt, src), 0.5)
+
+
+@pytest.mark.parametrize("direction", ["one", "two"])
+@pytest.mark.parametrize("build", BUILDS)
+def test_every_build_mixes_the_lexical_tables_into_probabilities_it_keeps(built, build, direction, prior):
+    from attnkit.alignment.aligner import align_corpus, corpus_matrices
+
+    translator = built(build)
+    reverse = None if direction == "one" else translator
+    method = "argmax" if direction == "one" else "intersect"
+    plain = corpus_matrices(translator, SOURCES, TARGETS, reverse)
+    report = align_corpus(translator, SOURCES, TARGETS, reverse=reverse, method=method, matrices=plain,
+                          lexical=prior)  # fmt: skip
+    check_rows(report.json_rows(probabilities=True), direction == "one", method)
+    assert report.settings["lexical"] == 0.5
+    for soft, neural, source, target in zip(report.probabilities, plain.forward, SOURCES, TARGETS):
+        table = prior.forward.posterior(source.split(), target.split())
+        if direction == "one":  # half the neural matrix, half the table's posterior
+            np.testing.assert_allclose(soft, 0.5 * neural + 0.5 * table, atol=1e-6)
+
+
+def test_a_model_without_a_shipped_language_pair_refuses_lexical_in_one_line(specs, files, capsys):
+    spec, backend, _ = specs("torch-rnn")
+    assert main(["align", "--model", spec, "--backend", backend, *files, "--lexical", "0.5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no lexical table" in err and "en-fr" in err
+
+
+def test_the_shipped_default_aligns_with_its_lexical_tables(files, capsys):
+    rows = [json.loads(line) for line in _align([*files, "--format", "json", "--probabilities"], capsys)]
+    check_rows(rows, False, "intersect")
+    off = [json.loads(line) for line in _align([*files, "--format", "json", "--lexical", "0"], capsys)]
+    check_rows(off, False, "intersect")
+    capsys.readouterr()
+    assert main(["align", *files, "--gold", "/dev/null", "--json"]) == 2  # (no links in it: one line)
+    assert main(["align", *files, "--lexical", "1.5"]) == 2
+    assert "--lexical: expected a weight in [0, 1]" in capsys.readouterr().err

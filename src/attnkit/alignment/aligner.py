@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import chunks
+from .lexical import Prior
 from .links import (
     AERScore,
     Links,
@@ -176,14 +177,19 @@ def align_corpus(
     gold: Gold | None = None,
     matrices: Matrices | None = None,
     null_threshold: float = 0.0,
+    lexical: Prior | None = None,
 ) -> AlignmentReport:
     """Word links for every pair (whitespace-separated words), scored against ``gold`` when given.
 
     ``matrices`` (from ``corpus_matrices`` with the same translator, scores, layer, heads and shift)
     skips recomputing them, so one forced pass can be read with several methods. ``null_threshold``:
-    links whose alignment probability is below it are dropped (their words align to nothing)."""
+    links whose alignment probability is below it are dropped (their words align to nothing).
+    ``lexical``: word-translation tables mixed into each direction's matrices (``alignment.lexical``)."""
     if matrices is None:
         matrices = corpus_matrices(translator, sources, targets, reverse, scores, layer, heads, shift)
+    if lexical is not None:
+        back = None if matrices.backward is None else lexical.mixed(matrices.backward, sources, targets, True)
+        matrices = Matrices(lexical.mixed(matrices.forward, sources, targets), back)
     links = corpus_links(matrices, method, threshold, how)
     two_way = matrices.backward is not None
     if matrices.backward is None:
@@ -192,7 +198,8 @@ def align_corpus(
         soft = [soft_matrix(f, b) for f, b in zip(matrices.forward, matrices.backward)]
     if null_threshold > 0:
         links = [drop_below(found, m, null_threshold) for found, m in zip(links, soft)]
-    settings = report_settings(method, scores, how if two_way else None, shift, layer, heads)
+    weight = lexical.weight if lexical is not None else 0.0
+    settings = report_settings(method, scores, how if two_way else None, shift, layer, heads, weight)
     return AlignmentReport(sources, targets, links, gold, settings, soft)
 
 
@@ -203,10 +210,12 @@ def report_settings(
     shift: int = 0,
     layer: int | None = None,
     heads: Sequence[int] | None = None,
+    lexical: float = 0.0,
 ) -> dict[str, Any]:
-    """A report's ``settings``: how its links were made (``symmetrize`` None: one direction)."""
+    """A report's ``settings``: how its links were made (``symmetrize`` None: one direction; ``lexical``
+    the lexical tables' weight, 0 without them)."""
     settings: dict[str, Any] = {"method": method, "scores": scores, "symmetrize": symmetrize}
-    settings.update(shift=shift, layer=layer, heads=list(heads) if heads else None)
+    settings.update(shift=shift, layer=layer, heads=list(heads) if heads else None, lexical=lexical)
     return settings
 
 
