@@ -175,7 +175,8 @@ class Prior:
         table, out = (self.backward if back else self.forward), []
         for matrix, source, target in zip(matrices, sources, targets):
             given, produced = (target, source) if back else (source, target)
-            post = table.posterior(given.split(), produced.split())[: matrix.shape[0], : matrix.shape[1]]
+            rows, cols = matrix.shape  # the words the model read (a very long pair is bounded)
+            post = table.posterior(given.split()[:cols], produced.split()[:rows])
             out.append((1 - self.weight) * matrix + self.weight * post)
         return out
 
