@@ -348,6 +348,16 @@ def test_api_align_returns_the_links_attnkit_align_prints(client, capsys, tmp_pa
     )
     printed = capsys.readouterr().out.split()
     assert printed == report.pharaoh()[0].split()
+    assert answer["lexical"] == 0.5 == report.settings["lexical"]  # the shipped pair's tables, as the CLI
+    body = {"sources": sources, "targets": targets, "probabilities": True}
+    mixed, plain = (client.post("/api/align", json={**body, "lexical": w}).json() for w in (0.5, 0))
+    assert (
+        plain["lexical"] == 0 and mixed["results"][0]["probabilities"] != plain["results"][0]["probabilities"]
+    )
+    alone = attnkit.align(sources, targets, model="enfr-rnn", lexical=0)
+    assert [r["links"] for r in plain["results"]] == [r["links"] for r in alone.rows()]
+    refused = client.post("/api/align", json={**body, "lexical": 2})
+    assert refused.status_code == 400 and "lexical" in refused.json()["error"]
 
 
 def test_issue_41_requests_that_were_500s_or_accepted_silently(client):

@@ -257,7 +257,16 @@ class Explorer:
         return {"model": model.name, "result": result}
 
     async def align(self, request: Request) -> dict[str, Any]:
-        fields = ("sources", "targets", "model", "method", "gold", "null_threshold", "probabilities")
+        fields = (
+            "sources",
+            "targets",
+            "model",
+            "method",
+            "gold",
+            "null_threshold",
+            "probabilities",
+            "lexical",
+        )
         data = await read_json(request, self.limits, fields)
         sources = sentence_list(data, "sources", self.limits)
         targets = sentence_list(data, "targets", self.limits)
@@ -277,6 +286,7 @@ class Explorer:
             gold = strings({"gold": [gold]}, "gold", self.limits, self.limits.max_body_bytes)[0]
         # as `attnkit align --null-threshold P --format json [--probabilities]`
         null_threshold = number(data, "null_threshold", 0.0, 1.0) or 0.0
+        lexical = number(data, "lexical", 0.0, 1.0)  # as `--lexical W`; absent: the model's default
         given = data if data.get("probabilities") is not None else {}  # null: not asked, as a missing field
         probabilities = boolean(given, "probabilities")
         model = ModelSet.pick(self.models.translators, data.get("model"), "translator")
@@ -284,7 +294,9 @@ class Explorer:
 
         def run() -> dict[str, Any]:  # the models `attnkit align --model NAME` reads, loaded on first use
             aligners = self.models.aligners(model.name)
-            return alignment_report(aligners, sources, targets, method, gold, null_threshold, probabilities)
+            return alignment_report(
+                aligners, sources, targets, method, gold, null_threshold, probabilities, lexical
+            )
 
         report = await asyncio.get_running_loop().run_in_executor(lane, run)
         return {"model": model.name, **report}

@@ -236,9 +236,11 @@ def alignment_report(
     gold: str | None,
     null_threshold: float = 0.0,
     probabilities: bool = False,
+    lexical: float | None = None,
 ) -> dict[str, Any]:
     """Links and phrase blocks per pair, coloured against gold links (NAACL text, 1-based) when given,
-    with AER; links below ``null_threshold`` dropped, and each pair's soft matrix with ``probabilities``
+    with AER; links below ``null_threshold`` dropped, the lexical tables at ``lexical`` (None: the
+    model's default), and each pair's soft matrix with ``probabilities``
     (``attnkit align --format json``). A pair longer than the model reads is refused (DataError), never
     aligned on a cut source."""
     links: tuple[list[Links], list[Links]] | None = None
@@ -253,9 +255,11 @@ def alignment_report(
                 f"field 'sources': item {i} is {n} subwords; the model reads at most "
                 f"{translator.max_source_tokens}, so it cannot be aligned whole"
             )
-    settings = dataclasses.replace(aligners[0], method=method or aligners[0].method)
+    weight = aligners[0].lexical if lexical is None else lexical  # the lexical tables' share
+    settings = dataclasses.replace(aligners[0], method=method or aligners[0].method, lexical=weight)
     report = run(settings, aligners[1], aligners[2], sources, targets, links, null_threshold=null_threshold)
     summary = report.summary()
     score = {k: summary[k] for k in ("aer", "precision", "recall")} if summary else None
     rows = report.json_rows(probabilities)
-    return {"results": rows, "score": score, "method": settings.method, "scores": settings.scores}
+    shown = {"method": settings.method, "scores": settings.scores, "lexical": settings.lexical}
+    return {"results": rows, "score": score, **shown}
