@@ -84,9 +84,9 @@ def attnkit_links(args: argparse.Namespace, sources: list[str], targets: list[st
     forward = load_translator(args.model, backend="torch", rerank=False)
     att = word_matrices(forward, sources, targets)
     rows = {
-        "align, the default (grad, mean, intersect, lexical 0.5)": default_align(sources, targets).links,
+        "align, the default (grad, mean, intersect, lexical 0.6)": default_align(sources, targets).links,
         "align --lexical 0 (the default before the tables)": default_align(sources, targets, lexical=0).links,
-        "align --scores attention (lexical 0.5)": default_align(sources, targets, scores="attention").links,
+        "align --scores attention (lexical 0.6)": default_align(sources, targets, scores="attention").links,
         "attention argmax": [align(m, "argmax") for m in att],
         "attention intersect": [align(m, "intersect") for m in att],
     }

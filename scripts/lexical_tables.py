@@ -23,6 +23,7 @@ def main() -> None:
     parser.add_argument("--datasets", default="tatoeba-eng-fra,tatoeba-eng-deu")
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--tension", type=float, default=lexical.TENSION)
+    parser.add_argument("--keep", type=float, default=lexical.KEEP, help="drop entries below this")
     args = parser.parse_args()
     for name in args.datasets.split(","):
         start = time.perf_counter()
@@ -30,8 +31,8 @@ def main() -> None:
         for path in parallel_split(name, "train"):
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 sides.append([lexical.words(line) for line in handle])
-        forward = lexical.train(sides[0], sides[1], args.iterations, args.tension)
-        backward = lexical.train(sides[1], sides[0], args.iterations, args.tension)
+        forward = lexical.train(sides[0], sides[1], args.iterations, args.tension, args.keep)
+        backward = lexical.train(sides[1], sides[0], args.iterations, args.tension, args.keep)
         out = store.folder("datasets", PARALLEL[name][0]) / lexical.FILE
         lexical.save(out, forward, backward)
         seconds = time.perf_counter() - start

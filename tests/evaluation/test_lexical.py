@@ -63,3 +63,37 @@ def test_each_model_gets_its_languages_tables_or_one_clear_line():
         lexical.prior_for(("en", "ja"), 0.5, "m")
     with pytest.raises(UsageError, match=r"\[0, 1\]"):
         lexical.prior_for(("en", "fr"), 1.5, "m")
+
+
+def test_the_hmm_is_a_distribution_and_batching_does_not_change_it():
+    from attnkit.alignment import hmm
+
+    jumps = np.array([1.0] * 7 + [2.0, 5.0, 3.0] + [1.0] * 5)
+    matrix, start = hmm.transitions(4, jumps)
+    np.testing.assert_allclose(matrix.sum(1), 1.0)
+    np.testing.assert_allclose(start.sum(), 1.0)
+    assert np.allclose(matrix[:4, 4:].diagonal(), hmm.NULL)  # a null state after each position
+    learned = table()
+    pairs = [
+        (["the", "cat"], ["le", "chat"]),
+        (["a", "dog"], ["un", "chien", "dort"]),
+        (["the", "dog"], ["le"]),
+    ]
+    together = learned.posteriors(pairs)
+    for (source, target), post in zip(pairs, together):
+        alone = learned.posterior(source, target)
+        assert post.shape == (len(target), len(source)) and (post.sum(1) <= 1 + 1e-9).all()
+        np.testing.assert_allclose(post, alone, atol=1e-12)  # padded in a batch = alone
+    assert together[0].argmax(1).tolist() == [0, 1] and together[1].argmax(1).tolist()[:2] == [0, 1]
+    assert learned.jumps is not None and learned.jumps.argmax() == hmm.JUMP + 1  # forward by one
+
+
+def test_a_source_past_the_hmms_bound_gets_ibm_model_1s_posterior():
+    from attnkit.alignment import hmm
+
+    learned = table()
+    source, target = ["the", "cat"] * (hmm.MAX_SOURCE // 2 + 1), ["le", "chat"] * 3
+    joint = learned.lookup(source, target) * lexical.diagonal(len(source), len(target), lexical.TENSION)
+    expected = (joint / joint.sum(1, keepdims=True))[:, 1:]
+    np.testing.assert_allclose(learned.posterior(source, target), expected)
+    np.testing.assert_allclose(learned.posteriors([(source, target)])[0], expected)

@@ -145,7 +145,7 @@ def _choose_defaults(args: argparse.Namespace) -> None:
         )
     if given[1] is None and settings.scores == "attention" and settings.reverse and not has_torch():
         log.info(
-            "align: torch is not installed, so links come from attention (AER 0.139, not 0.130 with grad)"
+            "align: torch is not installed, so links come from attention (AER 0.104, not 0.096 with grad)"
         )
     args.model, args.reverse_model, args.scores = settings.model, settings.reverse, settings.scores
     args.method, args.symmetrize, args.lexical = settings.method, settings.symmetrize, settings.lexical
