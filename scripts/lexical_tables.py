@@ -1,10 +1,11 @@
 """Train the lexical tables `attnkit align` mixes into its neural word matrices (``alignment.lexical``):
-IBM Model 1 with fast_align's diagonal prior, by EM on each shipped English-X Tatoeba training split,
-both directions, written as ``lexical.npz`` beside the split; then ``assets.json`` is re-made.
+IBM Model 1 with fast_align's diagonal prior, then the HMM (``alignment.hmm``), by EM on each shipped
+English-X Tatoeba training split, both directions, written as ``lexical.npz`` beside the split; then
+``assets.json`` is re-made.
 
     python scripts/lexical_tables.py [--datasets tatoeba-eng-fra,tatoeba-eng-deu] [--iterations 5]
 
-About 20 s and 2 GB of memory per language pair on 2 cores (161k pairs for English-French).
+About 65 s and 1.6 GB of memory per language pair on 2 cores (161k pairs for English-French).
 """
 
 from __future__ import annotations

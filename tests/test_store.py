@@ -88,3 +88,26 @@ def test_a_file_that_fails_its_checksum_is_refused_and_nothing_is_left(bare_inst
 def test_unknown_names_list_the_valid_ones(bare_install):
     with pytest.raises(UsageError, match="valid: .*enfr-rnn"):
         store.fetch("enfr-rnm", str(SRC))
+
+
+def test_a_copy_fetched_before_the_lexical_tables_is_completed_and_align_says_what_is_missing(
+    bare_install, capsys
+):
+    """The default aligner reads its dataset's lexical tables: without them it aligns on and says so in
+    one line; an explicit --lexical is refused with how to fetch them; fetch completes an older copy."""
+    assert main(["fetch", "enfr-rnn", "fren-rnn", "tatoeba_eng_fra", "--from", str(SRC)]) == 0
+    tables = bare_install / "cache" / "datasets" / "tatoeba_eng_fra" / "lexical.npz"
+    tables.unlink()  # as a copy fetched before the tables existed
+    (bare_install / "s.en").write_text("the cat sleeps\n")
+    (bare_install / "s.fr").write_text("le chat dort\n")
+    files = ["--src", str(bare_install / "s.en"), "--tgt", str(bare_install / "s.fr")]
+    capsys.readouterr()
+    assert main(["align", *files, "--scores", "attention", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "lexical tables of tatoeba-eng-fra are not installed (attnkit fetch tatoeba_eng_fra --from" in err
+    assert main(["align", *files, "--scores", "attention", "--lexical", "0.6"]) == 2
+    assert "not installed" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="lexical.npz is missing: give --from SOURCE"):
+        store.fetch("tatoeba_eng_fra")
+    assert store.fetch("tatoeba_eng_fra", str(SRC)) == tables.parent and tables.is_file()
+    assert main(["align", *files, "--scores", "attention", "--lexical", "0.6"]) == 0

@@ -28,6 +28,7 @@ class AlignSettings:
     # (source, target) languages of the pair, for the lexical tables, where the checkpoints do not say
     # (a shipped model's record; an adapted aligner's): None = the forward model's own
     languages: tuple[str, str] | None = None
+    lexical_given: bool = True  # False for a default weight: tables not installed -> a note, not an error
 
 
 def align_settings(
@@ -59,7 +60,7 @@ def align_settings(
         weight = saved["lexical"] if lexical is None else lexical
         return AlignSettings(
             saved["model"], reverse, scores or saved["scores"], method, how, weight, saved["languages"]
-        )
+        )  # (the saved weight counts as given: the aligner was measured with its tables)
     found = record(name)
     shipped_reverse = found.align.reverse if found and found.align else None
     if reverse_model is None and not search:
@@ -73,11 +74,13 @@ def align_settings(
         scores = found.align.scores if pair and found and found.align else "attention"
         if scores != "attention" and (adapt or backend == "onnx" or int8 or not has_torch()):
             scores = "attention"  # --adapt's gain was measured on attention; onnx reads attention only
+    given = lexical is not None
     if lexical is None:  # the trial set's choice for a shipped pair, as it ships or after --adapt
         chosen = found.align if pair and found else None
         lexical = (chosen.lexical_adapted if adapt else chosen.lexical) if chosen else 0.0
     languages = found.languages if found else None
-    return AlignSettings(name, reverse_model, scores, method, symmetrize or "mean", lexical, languages)
+    how = symmetrize or "mean"
+    return AlignSettings(name, reverse_model, scores, method, how, float(lexical), languages, given)
 
 
 SAVED = "aligner.json"
@@ -160,7 +163,7 @@ def _lexical_fields(where: Any, data: dict[str, Any]) -> dict[str, Any]:
     if languages is not None and not pair:
         shown = json.dumps(languages)[:40]
         raise UsageError(f"{where}: field 'languages': expected [source, target], got {shown}")
-    return {"lexical": weight, "languages": tuple(languages) if languages else None}
+    return {"lexical": float(weight), "languages": tuple(languages) if languages else None}
 
 
 def save_aligner(folder: str, forward: str, reverse: str | None, settings: AlignSettings, steps: int) -> None:
@@ -257,7 +260,8 @@ def run(
     if len(sources) != len(targets):
         raise UsageError(f"{len(sources)} sources but {len(targets)} targets")
     languages = tuple(settings.languages) if settings.languages else language_pair(forward)
-    options.setdefault("lexical", prior_for(languages, settings.lexical, settings.model))  # type: ignore[arg-type]
+    if "lexical" not in options:
+        options["lexical"] = prior_for(languages, settings.lexical, settings.model, settings.lexical_given)  # type: ignore[arg-type]
     return align_corpus(
         forward,
         sources,

@@ -81,15 +81,28 @@ def fetch(name: str, source: str | None = None) -> Path:
     if source:
         check_source(source)  # a malformed --from is said even when the asset is already here
     present = local(*key.split("/", 1))
-    if present is not None:
+    files = index()[key]["files"]
+    missing = [] if present is None else [r for r in files if not (present / r).is_file()]
+    if present is not None and (not missing or present.is_relative_to(PACKAGE)):
         return present
     if not source:
+        if missing:  # a copy fetched before the asset gained files (e.g. a dataset's lexical tables)
+            raise UsageError(f"{name}: {present / missing[0]} is missing: give --from SOURCE to fetch it")
         raise UsageError(f"{name}: give --from SOURCE (or set ATTNKIT_SOURCE): where to fetch it from")
+    if present is not None:  # complete the copy here, each file verified, then moved in place
+        for relative in missing:
+            part = (present / relative).with_name(f".{Path(relative).name}.partial")
+            try:
+                _copy(source, f"{key}/{relative}", part, files[relative]["sha256"])
+                part.replace(present / relative)
+            finally:
+                part.unlink(missing_ok=True)
+        return present
     target = cache_root() / key
     tmp = target.with_name(f".{target.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        for relative, meta in index()[key]["files"].items():
+        for relative, meta in files.items():
             _copy(source, f"{key}/{relative}", tmp / relative, meta["sha256"])
         tmp.replace(target)
     finally:

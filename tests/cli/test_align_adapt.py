@@ -135,3 +135,13 @@ def test_adapt_refuses_a_bad_learning_rate_and_empty_lines_naming_the_file(trans
     assert len(err) == 1 and err[0].endswith(
         "holes.en:2: empty line; --adapt fine-tunes on every pair: remove it"
     )
+
+
+def test_lexical_on_a_model_without_tables_is_refused_before_fine_tuning(translator_ckpt, tmp_path, capsys):
+    src, tgt, _ = _bitext(tmp_path)
+    base = ["align", "--model", str(translator_ckpt), "--src", src, "--tgt", tgt, "--lexical", "0.5"]
+    assert main([*base, "--adapt", "2", "--save", str(tmp_path / "kept")]) == 2
+    assert "no lexical tables for" in capsys.readouterr().err
+    assert not (tmp_path / "kept").exists()  # refused before any fine-tuning or writing
+    assert main([*base, "--search"]) == 2
+    assert "run it without --lexical" in capsys.readouterr().err

@@ -59,7 +59,7 @@ def test_each_model_gets_its_languages_tables_or_one_clear_line():
     assert fr_en.forward is en_fr.backward and fr_en.backward is en_fr.forward
     cat = en_fr.forward.posterior(["the", "cat"], ["le", "chat"])
     assert cat.argmax(1).tolist() == [0, 1]
-    with pytest.raises(UsageError, match=r"no lexical table for m \(en-ja\).*en-de, en-fr"):
+    with pytest.raises(UsageError, match=r"no lexical tables for m \(en-ja\).*en-de, en-fr"):
         lexical.prior_for(("en", "ja"), 0.5, "m")
     with pytest.raises(UsageError, match=r"\[0, 1\]"):
         lexical.prior_for(("en", "fr"), 1.5, "m")

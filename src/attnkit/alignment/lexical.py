@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,12 +84,19 @@ class Table:
                 out[n] = self.posterior(source, target)
             elif len(source) and len(target):
                 by_length.setdefault(len(source), []).append(n)
-        for members in by_length.values():
-            for start in range(0, len(members), 256):
-                chunk = members[start : start + 256]
-                found = hmm.posteriors([self.lookup(*pairs[n]) for n in chunk], self.jumps)
-                for n, post in zip(chunk, found):
-                    out[n] = post
+        for m, members in by_length.items():
+            members.sort(key=lambda n: len(pairs[n][1]))  # batches of about one target length
+            chunk: list[int] = []
+            for n in [*members, -1]:
+                # a batch holds up to 256 pairs and 2M states of its longest target (32 MB an array)
+                full = n < 0 or (chunk and (len(chunk) + 1) * len(pairs[n][1]) * 2 * m > 2_000_000)
+                if chunk and (full or len(chunk) == 256):
+                    found = hmm.posteriors([self.lookup(*pairs[k]) for k in chunk], self.jumps)
+                    for k, post in zip(chunk, found):
+                        out[k] = post
+                    chunk = []
+                if n >= 0:
+                    chunk.append(n)
         return out
 
 
@@ -188,7 +196,9 @@ def load(path: Path) -> tuple[Table, Table]:
                         data[f"{name}_jumps"].astype(np.float64) if f"{name}_jumps" in data else None,
                     )
                 )
-    except (OSError, ValueError, KeyError) as e:
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         raise UsageError(f"{path}: not a lexical table ({str(e)[:120]})") from None
     return tables[0], tables[1]
 
@@ -220,26 +230,41 @@ class Prior:
         return [(1 - self.weight) * m + self.weight * post for m, post in zip(matrices, found)]
 
 
-def prior_for(languages: tuple[str, str] | None, weight: float, model: str) -> Prior | None:
-    """The shipped tables for a model's (source, target) languages at ``weight`` (None at 0); a
-    UsageError naming the pairs there are tables for when the model's languages have none."""
+def prior_for(
+    languages: tuple[str, str] | None, weight: float, model: str, given: bool = True
+) -> Prior | None:
+    """The shipped tables for a model's (source, target) languages at ``weight`` (None at 0). A UsageError
+    naming the pairs there are tables for when the model's languages have none; tables not installed: a
+    UsageError saying how to fetch them when the weight was ``given``, else (a default weight) None and
+    one line on stderr (the links then come from the neural matrices alone)."""
     from .. import store
     from ..datasets import PARALLEL
+    from ..errors import NotFoundError
 
     if not 0 <= weight <= 1:
-        raise UsageError(f"--lexical must be in [0, 1] (the lexical table's share), got {weight}")
+        raise UsageError(f"lexical weight: expected a number in [0, 1], got {weight}")
     if weight == 0:
         return None
-    known = {(src, tgt): folder for folder, src, tgt in PARALLEL.values()}
+    known = {(src, tgt): (name, folder) for name, (folder, src, tgt) in PARALLEL.items()}
     languages = tuple(languages) if languages else None  # type: ignore[assignment]  # (a list from JSON)
-    shown = ", ".join(sorted({f"{s}-{t}" for s, t in known}))
     if languages not in known:
         said = "unknown languages" if languages is None else "-".join(languages)
+        shown = ", ".join(sorted(f"{s}-{t}" for s, t in known))
         raise UsageError(
-            f"--lexical: no lexical table for {model} ({said}); tables ship for {shown} "
-            "(models trained on a shipped dataset): --lexical 0 aligns without one"
+            f"no lexical tables for {model} ({said}); they ship for {shown} (models trained on a shipped "
+            "dataset): a lexical weight of 0 (--lexical 0) aligns without them"
         )
-    forward, backward = load(store.folder("datasets", known[languages]) / FILE)
-    if languages[0] != "en":  # the files hold English -> X first
+    name, folder = known[languages]  # type: ignore[index]
+    try:
+        forward, backward = load(store.folder("datasets", folder) / FILE)
+    except (NotFoundError, FileNotFoundError) as e:
+        hint = f"the lexical tables of {name} are not installed (attnkit fetch {folder} --from SOURCE)"
+        if given:
+            raise UsageError(f"{hint}: or align without them, --lexical 0 ({str(e)[:100]})") from None
+        from ..log import log
+
+        log.info(f"align: {hint}: aligning without them (Hansards AER 0.212, not 0.096)")
+        return None
+    if languages[0] != "en":  # type: ignore[index]  # the files hold English -> X first
         forward, backward = backward, forward
     return Prior(forward, backward, weight)

@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--null-threshold: expected a probability in [0, 1], got {args.null_threshold}")
     if args.lexical is not None and not 0 <= args.lexical <= 1:
         raise UsageError(f"--lexical: expected a weight in [0, 1], got {args.lexical}")
+    if args.lexical is not None and args.search:
+        raise UsageError("--search chooses a layer and heads from attention alone: run it without --lexical")
+    args.lexical_given = args.lexical is not None
     if args.probabilities and args.format != "json":
         raise UsageError("--probabilities: the matrices are written with --format json")
     if args.plot is not None:
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             from ..log import log
 
             names = (_names(args)[0], args.reverse_name, args.scores, args.method, args.symmetrize)
-            named = AlignSettings(*names, args.lexical, args.languages)
+            named = AlignSettings(*names, args.lexical, args.languages, args.lexical_given)
             save_aligner(args.save, args.model, args.reverse_model, named, args.adapt)
             log.info(f"adapted aligner saved to {args.save} (align with it: --model {args.save})")
         return _align(args, sources, targets)
@@ -150,6 +153,12 @@ def _choose_defaults(args: argparse.Namespace) -> None:
     args.model, args.reverse_model, args.scores = settings.model, settings.reverse, settings.scores
     args.method, args.symmetrize, args.lexical = settings.method, settings.symmetrize, settings.lexical
     args.languages = settings.languages
+    if args.lexical and args.adapt and not args.languages:  # checked before fine-tuning, not after
+        from ..alignment.lexical import prior_for
+        from ..api import language_pair
+
+        args.languages = language_pair(_load(args, args.model))
+        prior_for(args.languages, args.lexical, args.model, args.lexical_given)
 
 
 def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> int:
@@ -160,7 +169,9 @@ def _align(args: argparse.Namespace, sources: list[str], targets: list[str]) -> 
         from ..alignment.lexical import prior_for
         from ..api import language_pair
 
-        prior_for(args.languages or language_pair(translator), args.lexical, args.model)
+        languages = args.languages or language_pair(translator)
+        if prior_for(languages, args.lexical, args.model, args.lexical_given) is None:
+            args.lexical = 0.0  # tables not installed (said): the report says so
     for note in getattr(args, "notes", []):
         from ..log import log
 

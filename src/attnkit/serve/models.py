@@ -256,7 +256,10 @@ def alignment_report(
                 f"{translator.max_source_tokens}, so it cannot be aligned whole"
             )
     weight = aligners[0].lexical if lexical is None else lexical  # the lexical tables' share
-    settings = dataclasses.replace(aligners[0], method=method or aligners[0].method, lexical=weight)
+    given = aligners[0].lexical_given or lexical is not None
+    settings = dataclasses.replace(
+        aligners[0], method=method or aligners[0].method, lexical=weight, lexical_given=given
+    )
     report = run(settings, aligners[1], aligners[2], sources, targets, links, null_threshold=null_threshold)
     summary = report.summary()
     score = {k: summary[k] for k in ("aer", "precision", "recall")} if summary else None
