@@ -47,7 +47,7 @@ def align_settings(
     """The settings for aligning with ``model`` (default: the shipped aligner); None means the default:
     the record's reverse model ("none": one direction), grad relevance where the shipped pair and torch
     allow it (else attention), intersect links with two directions (argmax with one), mean symmetrization,
-    the record's lexical weight for its own pair without --adapt (else none)."""
+    the record's lexical weight for its own pair (``lexical_adapted`` with --adapt; other models: none)."""
     from .pretrained import DEFAULTS, record
 
     name = str(model or DEFAULTS["alignment"])
@@ -212,7 +212,8 @@ def align(
 ) -> Any:
     """Word links of sentence pairs (whitespace-separated words) -> ``AlignmentReport`` (``.pharaoh()``,
     ``.rows()``, ``.summary()`` with AER against ``gold``: (sure, possible) 0-based links). ``model``,
-    ``reverse_model``: shipped names or paths (defaults: ``align_settings``). ``options``: layer, heads,
+    ``reverse_model``: shipped names or paths (defaults: ``align_settings``); ``lexical``: the lexical
+    tables' weight in [0, 1] (``alignment.lexical``; None: the model's default). ``options``: layer, heads,
     shift, threshold (``alignment.aligner.align_corpus``)."""
     settings = align_settings(
         model, reverse_model, scores, method, symmetrize, backend=backend, int8=int8, lexical=lexical
