@@ -4,7 +4,8 @@ eflomal (Östling and Tiedemann 2017; `pip install eflomal`, the `peers` extra) 
 Tatoeba English-French training text as attnkit's models plus the Hansards sentences to align (the usual
 way to run an unsupervised aligner), lowercased and split at punctuation as the Hansards text is; its two
 directions are symmetrized with attnkit's grow-diag-final. attnkit's rows are the `attnkit align`
-settings named beside them (the first: `attnkit align` as it ships). Scored on the WPT-03 gold links given with --hansards (trial and test).
+settings named beside them (the first: `attnkit align` as it ships). Scored on the WPT-03 gold links
+given with --hansards (trial and test).
 
     python benchmarks/alignment_peers.py --hansards DIR [--reverse-model runs/fren-rnn/avg.pt] [--json]
 """
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from attnkit.alignment.aligner import aer_interval
 from attnkit.alignment.links import (
     Links,
     aer,
@@ -29,7 +31,6 @@ from attnkit.alignment.links import (
     symmetrize,
     word_matrices,
 )
-from attnkit.alignment.aligner import aer_interval
 from attnkit.api import load_translator
 from attnkit.datasets import parallel_split
 
@@ -144,7 +145,8 @@ def main() -> None:
         return
     best_peer = results["eflomal grow-diag-final"]["test"]["aer"]
     print(f"eflomal trained and aligned {peer['training_pairs']} pairs in {peer['seconds']} s")
-    print(f"{'method':<62} {'trial AER':>9} {'test AER':>9} {'95% (test)':>15} {'P':>7} {'R':>7} {'x eflomal':>9}")
+    columns = f"{'trial AER':>9} {'test AER':>9} {'95% (test)':>15} {'P':>7} {'R':>7} {'x eflomal':>9}"
+    print(f"{'method':<62} {columns}")
     for name, by_split in results.items():
         t = by_split["test"]
         ratio = t["aer"] / best_peer if best_peer else float("nan")
