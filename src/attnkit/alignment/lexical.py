@@ -85,25 +85,29 @@ class Table:
             elif len(source) and len(target):
                 by_length.setdefault(len(source), []).append(n)
         for m, members in by_length.items():
-            members.sort(key=lambda n: len(pairs[n][1]))  # batches of about one target length
-            chunk: list[int] = []
-            for n in [*members, -1]:
-                # a batch holds up to 256 pairs and 2M states of its longest target (32 MB an array)
-                full = n < 0 or (chunk and (len(chunk) + 1) * len(pairs[n][1]) * 2 * m > 2_000_000)
-                if chunk and (full or len(chunk) == 256):
-                    found = hmm.posteriors([self.lookup(*pairs[k]) for k in chunk], self.jumps)
-                    for k, post in zip(chunk, found):
-                        out[k] = post
-                    chunk = []
-                if n >= 0:
-                    chunk.append(n)
+            for chunk in _batches(sorted(members, key=lambda n: len(pairs[n][1])), pairs, 2 * m):
+                found = hmm.posteriors([self.lookup(*pairs[k]) for k in chunk], self.jumps)
+                for k, post in zip(chunk, found):
+                    out[k] = post
         return out
+
+
+def _batches(members: list[int], pairs: Sequence[tuple[Sequence[str], Sequence[str]]], states: int):  # type: ignore[no-untyped-def]
+    """``members`` (sorted by target length) in batches of up to 256 pairs and 2M HMM states over the
+    batch's longest target (32 MB an array)."""
+    chunk: list[int] = []
+    for n in members:
+        if chunk and (len(chunk) == 256 or (len(chunk) + 1) * len(pairs[n][1]) * states > 2_000_000):
+            yield chunk
+            chunk = []
+        chunk.append(n)
+    if chunk:
+        yield chunk
 
 
 def diagonal(m: int, n: int, tension: float) -> np.ndarray:
     """fast_align's alignment prior for m source and n target words: (n, m + 1), column 0 null."""
-    i, j = np.arange(1, m + 1)[None, :], np.arange(1, n + 1)[:, None]
-    near = np.exp(-tension * np.abs(i / m - j / n))
+    near = _closeness(np.arange(1, m + 1)[None, :], np.arange(1, n + 1)[:, None], m, n, tension)
     return np.concatenate([np.full((n, 1), NULL), (1 - NULL) * near / near.sum(1, keepdims=True)], 1)
 
 
@@ -157,9 +161,14 @@ def train(
 def _prior(i, j, m, n, word, tension: float) -> np.ndarray:  # type: ignore[no-untyped-def]
     """``diagonal``'s weights for flat arrays of choices (source position i, 0 = null; target position j,
     1-based; m source and n target words), normalized per target word."""
-    near = np.where(i > 0, np.exp(-tension * np.abs(i / np.maximum(m, 1) - j / n)), 0.0)
+    near = np.where(i > 0, _closeness(i, j, np.maximum(m, 1), n, tension), 0.0)
     total = np.bincount(word, near)[word]
     return np.where(i > 0, (1 - NULL) * near / np.maximum(total, 1e-300), NULL)
+
+
+def _closeness(i, j, m, n, tension: float):  # type: ignore[no-untyped-def]
+    """fast_align's ``exp(-tension |i / m - j / n|)``: source position i of m, target position j of n."""
+    return np.exp(-tension * np.abs(i / m - j / n))
 
 
 def save(path: Path, forward: Table, backward: Table) -> None:
